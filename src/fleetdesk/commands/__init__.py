@@ -1,0 +1,1 @@
+"""Subcommands of ``fleetdesk``, one module each (see fleetdesk.cli)."""

@@ -1,0 +1,98 @@
+"""The fleet file: registry, vocabulary, health bands, SLO policy and metric history.
+
+Metric history is stored as a seeded recipe per model (a steady profile plus
+dated incidents) and materialised deterministically by ``synthetic``: 28 days
+of hourly buckets for 1,000+ models would be tens of megabytes as raw rows,
+while the recipe is a few kilobytes and reproduces the same buckets every time.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from fleetdesk.domain.model_type import Vocabulary
+from fleetdesk.domain.registry import Model
+from fleetdesk.domain.slo import SloPolicy
+from fleetdesk.domain.stability import HealthBands
+
+FLEET_SCHEMA_VERSION = 1
+
+
+class MetricProfile(BaseModel):
+    """A model's steady behaviour, from which noisy buckets are drawn."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    events_per_bucket: float = Field(gt=0.0)
+    base_rate: float = Field(gt=0.0, lt=1.0, description="Share of positive labels")
+    calibration: float = Field(gt=0.0, description="Typical Σ predictions / Σ labels")
+    normalized_entropy: float = Field(gt=0.0, description="Typical NE")
+    noise: float = Field(default=0.01, ge=0.0, description="Relative bucket-to-bucket noise")
+    seed: int = 0
+
+
+class IncidentKind(StrEnum):
+    CALIBRATION_DRIFT = "calibration_drift"  # calibration moves by magnitude (ratio) over the span
+    NE_REGRESSION = "ne_regression"  # NE multiplied by magnitude
+    FEED_STOP = "feed_stop"  # no events: buckets missing
+    TRAFFIC_SHIFT = "traffic_shift"  # event volume multiplied by magnitude
+
+
+class MetricIncident(BaseModel):
+    """A deliberate disturbance of one model's metrics over a time span."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model_id: str
+    kind: IncidentKind
+    start: AwareDatetime
+    end: AwareDatetime | None = Field(default=None, description="None: still going")
+    magnitude: float = Field(default=1.0, gt=0.0)
+    story: str = ""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MetricIncident:
+        if self.end is not None and self.end <= self.start:
+            raise ValueError("end must be after start")
+        return self
+
+
+class MetricHistory(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    start: AwareDatetime
+    end: AwareDatetime
+    bucket: timedelta = timedelta(hours=1)
+    profiles: dict[str, MetricProfile]
+    incidents: list[MetricIncident] = []
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MetricHistory:
+        if self.end <= self.start:
+            raise ValueError("end must be after start")
+        if self.bucket <= timedelta(0):
+            raise ValueError("bucket must be positive")
+        return self
+
+
+class FleetFile(BaseModel):
+    """One fixture fleet, as stored in fixtures/fleets/NAME.json."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = FLEET_SCHEMA_VERSION
+    name: str
+    description: str = ""
+    vocabulary: Vocabulary
+    default_bands: HealthBands
+    bands: dict[str, HealthBands] = Field(default_factory=dict, description="Per model type string")
+    slo: SloPolicy = SloPolicy()
+    models: list[Model]
+    history: MetricHistory
+
+    def bands_for(self, type_string: str) -> HealthBands:
+        return self.bands.get(type_string, self.default_bands)

@@ -1,0 +1,136 @@
+"""Model stability: additive bucket sums, calibration and normalized entropy.
+
+Buckets carry only additive sums so any window is the plain sum of its buckets;
+ratios are computed after summing, never averaged. A bucket with no events, or
+with a background rate of exactly 0 or 1 (no positives, or no negatives), has
+no defined NE: it is *no data*, never healthy and never violating.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from enum import StrEnum
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+EPSILON = 1e-7
+"""Predictions are clipped to [ε, 1-ε] before taking logs."""
+
+
+class Health(StrEnum):
+    STABLE = "stable"
+    UNSTABLE = "unstable"
+    NO_DATA = "no_data"
+
+
+class StabilitySums(BaseModel):
+    """Additive sums over any number of events (one bucket, or many merged)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    weight: float = Field(default=0.0, ge=0.0, description="Event count or total weight")
+    label_sum: float = Field(default=0.0, ge=0.0)
+    prediction_sum: float = Field(default=0.0, ge=0.0)
+    cross_entropy_sum: float = Field(default=0.0, ge=0.0)
+
+    def __add__(self, other: StabilitySums) -> StabilitySums:
+        return StabilitySums(
+            weight=self.weight + other.weight,
+            label_sum=self.label_sum + other.label_sum,
+            prediction_sum=self.prediction_sum + other.prediction_sum,
+            cross_entropy_sum=self.cross_entropy_sum + other.cross_entropy_sum,
+        )
+
+    @classmethod
+    def from_events(cls, events: Iterable[tuple[float, float, float]]) -> StabilitySums:
+        """Sum raw (prediction, label, weight) events; labels and predictions in [0, 1]."""
+        weight = label_sum = prediction_sum = cross_entropy_sum = 0.0
+        for prediction, label, event_weight in events:
+            weight += event_weight
+            label_sum += event_weight * label
+            prediction_sum += event_weight * prediction
+            cross_entropy_sum += event_weight * log_loss(prediction, label)
+        return cls(
+            weight=weight,
+            label_sum=label_sum,
+            prediction_sum=prediction_sum,
+            cross_entropy_sum=cross_entropy_sum,
+        )
+
+    @property
+    def background_rate(self) -> float | None:
+        return self.label_sum / self.weight if self.weight > 0 else None
+
+    @property
+    def has_data(self) -> bool:
+        rate = self.background_rate
+        return rate is not None and 0.0 < rate < 1.0
+
+    @property
+    def calibration(self) -> float | None:
+        """Σ predictions / Σ labels; 1.0 is ideal; None when there is no data."""
+        return self.prediction_sum / self.label_sum if self.has_data else None
+
+    @property
+    def normalized_entropy(self) -> float | None:
+        """Mean log loss over the entropy of the background rate; lower is better."""
+        if not self.has_data:
+            return None
+        rate = self.label_sum / self.weight
+        return (self.cross_entropy_sum / self.weight) / binary_entropy(rate)
+
+
+class StabilityBucket(StabilitySums):
+    """The sums of one model over one time bucket starting at ``start``."""
+
+    start: AwareDatetime
+
+
+def merge(sums: Iterable[StabilitySums]) -> StabilitySums:
+    """Sum buckets into one window (associative and order-independent)."""
+    total = StabilitySums()
+    for item in sums:
+        total = total + StabilitySums(
+            weight=item.weight,
+            label_sum=item.label_sum,
+            prediction_sum=item.prediction_sum,
+            cross_entropy_sum=item.cross_entropy_sum,
+        )
+    return total
+
+
+def log_loss(prediction: float, label: float) -> float:
+    """Binary cross-entropy of one event, prediction clipped by EPSILON."""
+    q = min(max(prediction, EPSILON), 1.0 - EPSILON)
+    return -(label * math.log(q) + (1.0 - label) * math.log(1.0 - q))
+
+
+def binary_entropy(rate: float) -> float:
+    """Entropy (nats) of a Bernoulli(rate) background; rate strictly in (0, 1)."""
+    return -(rate * math.log(rate) + (1.0 - rate) * math.log(1.0 - rate))
+
+
+class HealthBands(BaseModel):
+    """Healthy ranges for one model type (there are no universal bands)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calibration_low: float = Field(gt=0.0)
+    calibration_high: float = Field(gt=0.0)
+    ne_max: float = Field(gt=0.0, description="NE above this is unstable")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> HealthBands:
+        if self.calibration_low >= self.calibration_high:
+            raise ValueError("calibration_low must be below calibration_high")
+        return self
+
+    def health(self, sums: StabilitySums) -> Health:
+        """Stable when both signals are inside the bands; no data when undefined."""
+        calibration = sums.calibration
+        ne = sums.normalized_entropy
+        if calibration is None or ne is None:
+            return Health.NO_DATA
+        inside = self.calibration_low <= calibration <= self.calibration_high and ne <= self.ne_max
+        return Health.STABLE if inside else Health.UNSTABLE
