@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("explain", "serve", "token", "console", "drill", "snapshot", "open", "rules")
+COMMANDS = ("explain", "fleet", "serve", "token", "console", "drill", "snapshot", "open", "rules")
 
 
 def build_parser() -> argparse.ArgumentParser:
