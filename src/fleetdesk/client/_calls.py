@@ -1,0 +1,210 @@
+"""One API call: deadline, bounded retries, and turning any outcome into a value or a typed error.
+
+Retries are only for requests that are safe to repeat: reads, and changes that
+carry an Idempotency-Key (the server replays the stored result for a key it has
+seen, so a repeated change cannot happen twice). A change without a key is
+never repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, SecretStr, TypeAdapter, ValidationError
+
+from fleetdesk.client._errors import BadResponse, FleetdeskError, IdempotencyConflict, NotConfirmed, Unavailable
+from fleetdesk.client._policy import ClientTimeouts, RetryPolicy
+from fleetdesk.client._problems import error_from_problem
+
+T = TypeVar("T")
+
+RETRY_STATUSES = frozenset({502, 503, 504})
+REDACTED = "**********"
+
+
+class BearerAuth(httpx.Auth):
+    """Adds the bearer token at send time, so it lives in no default header and no repr."""
+
+    def __init__(self, token: SecretStr) -> None:
+        self._token = token
+
+    def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
+        request.headers["Authorization"] = f"Bearer {self._token.get_secret_value()}"
+        yield request
+
+    def __repr__(self) -> str:
+        return f"BearerAuth(token={REDACTED!r})"
+
+
+@lru_cache(maxsize=128)
+def adapter(shape: Any) -> TypeAdapter[Any]:
+    """A cached validator for a response shape (a model class or a typing form)."""
+    return TypeAdapter(shape)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What to send and how to read the answer."""
+
+    method: str
+    path: str
+    shape: Any
+    params: Mapping[str, Any] | None = None
+    body: BaseModel | None = None
+    idempotency_key: str | None = None
+    what: str = ""
+
+    @property
+    def changes_state(self) -> bool:
+        return self.method not in ("GET", "HEAD", "OPTIONS")
+
+    @property
+    def repeatable(self) -> bool:
+        return not self.changes_state or self.idempotency_key is not None
+
+    @property
+    def label(self) -> str:
+        return self.what or f"{self.method} {self.path}"
+
+
+class Caller:
+    """Runs Calls over one httpx.AsyncClient under the client's timeouts and retry policy."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        timeouts: ClientTimeouts,
+        retry: RetryPolicy,
+        token: SecretStr | None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._http = http
+        self._timeouts = timeouts
+        self._retry = retry
+        self._token = token
+        self._rng = rng or random.Random()
+
+    def redact(self, text: str) -> str:
+        """``text`` with the token (should a server ever echo it) replaced."""
+        if self._token is not None:
+            secret = self._token.get_secret_value()
+            if secret:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    async def run(self, call: Call) -> Any:
+        """Send ``call`` (retrying when safe) and return its parsed answer, or raise a FleetdeskError."""
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + self._timeouts.deadline
+        maybe_delivered = sending = False
+        try:
+            async with asyncio.timeout_at(give_up_at):
+                failures = 0
+                while True:
+                    sending = True
+                    try:
+                        response = await self._send(call)
+                    except httpx.TransportError as error:
+                        sending = False
+                        maybe_delivered = maybe_delivered or not _never_sent(error)
+                        failure = self._transport_failure(call, error, maybe_delivered)
+                    else:
+                        sending = False
+                        maybe_delivered = True
+                        outcome = self._read(call, response)
+                        if not isinstance(outcome, FleetdeskError):
+                            return outcome
+                        if not _worth_retrying(call, response, outcome):
+                            raise outcome
+                        failure = outcome
+                    failures += 1
+                    if not call.repeatable or failures >= self._retry.attempts:
+                        raise failure
+                    pause = self._retry.backoff(failures, self._rng)
+                    if loop.time() + pause >= give_up_at:
+                        raise failure
+                    await asyncio.sleep(pause)
+        except TimeoutError:
+            raise self._deadline_failure(call, maybe_delivered or sending) from None
+
+    async def _send(self, call: Call) -> httpx.Response:
+        headers = {"Accept": "application/json"}
+        content: bytes | None = None
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+            content = call.body.model_dump_json().encode()
+        if call.idempotency_key is not None:
+            headers["Idempotency-Key"] = call.idempotency_key
+        return await self._http.request(call.method, call.path, params=call.params, content=content, headers=headers)
+
+    def _read(self, call: Call, response: httpx.Response) -> Any:
+        """The parsed body of a success, or the error the response stands for."""
+        text_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        is_json = text_type == "application/json" or text_type.endswith("+json")
+        if response.is_success:
+            if response.status_code == 204 and call.shape is None:
+                return None
+            if not is_json:
+                return BadResponse(
+                    f"{call.label}: expected JSON but the server sent {text_type or 'no content type'}"
+                    f" (HTTP {response.status_code}); is the address a fleetdesk server?",
+                    status=response.status_code,
+                )
+            try:
+                return adapter(call.shape).validate_json(self.redact(response.text))
+            except ValidationError as error:
+                return BadResponse(f"{call.label}: the answer does not match this client's schema ({_first(error)})",
+                                   status=response.status_code)
+        return error_from_problem(call.label, response.status_code, self.redact(response.text) if is_json else None)
+
+    def _transport_failure(self, call: Call, error: httpx.TransportError, maybe_delivered: bool) -> FleetdeskError:
+        reason = self.redact(str(error)) or type(error).__name__
+        if call.changes_state and maybe_delivered:
+            return _not_confirmed(call, f"the connection failed after sending ({type(error).__name__})")
+        if isinstance(error, httpx.TimeoutException):
+            return Unavailable(f"{call.label}: the server did not answer in time ({type(error).__name__})")
+        return Unavailable(f"{call.label}: cannot reach the server ({reason})")
+
+    def _deadline_failure(self, call: Call, maybe_delivered: bool) -> FleetdeskError:
+        seconds = f"{self._timeouts.deadline:g} s"
+        if call.changes_state and maybe_delivered:
+            return _not_confirmed(call, f"no answer within {seconds}")
+        return Unavailable(f"{call.label}: no answer within {seconds}")
+
+
+def _not_confirmed(call: Call, why: str) -> NotConfirmed:
+    again = (
+        " Sending the same action again is safe: it reuses its idempotency key."
+        if call.idempotency_key is not None else ""
+    )
+    return NotConfirmed(f"{call.label} not confirmed: {why}; check the audit log before retrying.{again}")
+
+
+def _never_sent(error: httpx.TransportError) -> bool:
+    """True when the request cannot have reached the server (no connection was made)."""
+    return isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
+
+
+def _worth_retrying(call: Call, response: httpx.Response, error: FleetdeskError) -> bool:
+    if not call.repeatable:
+        return False
+    if response.status_code in RETRY_STATUSES:
+        return True
+    # Our own earlier attempt may still be running on the server: wait for its stored result.
+    return isinstance(error, IdempotencyConflict) and error.in_progress
+
+
+def _first(error: ValidationError) -> str:
+    details = error.errors(include_url=False, include_input=False)
+    if not details:
+        return "invalid"
+    first = details[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "body"
+    more = f" and {len(details) - 1} more" if len(details) > 1 else ""
+    return f"{where}: {first.get('msg', 'invalid')}{more}"
