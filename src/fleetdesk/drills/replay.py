@@ -1,0 +1,116 @@
+"""Time-compressed, deterministic replay of a scenario into a backend.
+
+The drill starts where the fleet's metric history ends. Every model of the
+fleet gets one bucket per tick, drawn by ``domain.synthetic`` from its steady
+profile plus the scenario's injections; the noise stream is keyed by the
+model's own seed mixed with the scenario's seed, so a scenario and seed always
+give the same buckets and the replay never repeats the history's noise.
+
+A tick is one bucket of scenario time, sent every ``1/speed`` wall seconds:
+the backend's frozen clock is moved to the bucket's end, then the bucket is
+posted, exactly as a live feed closes a bucket and reports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from fleetdesk.domain.fleet import MetricIncident, MetricProfile
+from fleetdesk.domain.synthetic import Timeline, incidents_by_model, synthesize_rows
+from fleetdesk.drills.scenario import Scenario
+from fleetdesk.fleets import Fleet
+from fleetdesk.wire import IngestBucket
+
+DEFAULT_SPEED = 1.0
+"""Buckets per wall second."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """One bucket of scenario time: every model's bucket that closes at ``end``."""
+
+    index: int
+    start: datetime
+    end: datetime
+    buckets: tuple[IngestBucket, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPlan:
+    """Everything a replay sends, computed before the drill starts."""
+
+    start: datetime
+    bucket: timedelta
+    incidents: tuple[MetricIncident, ...]
+    ticks: tuple[Tick, ...]
+
+    @property
+    def end(self) -> datetime:
+        return self.start + len(self.ticks) * self.bucket
+
+
+def drill_seed(profile: MetricProfile, scenario_seed: int) -> int:
+    """The noise seed of one model in a drill: stable across processes, distinct from its history's."""
+    digest = hashlib.blake2b(f"drill:{scenario_seed}:{profile.seed}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
+    """Every bucket of the drill, deterministic for the scenario (and its seed) and the fleet."""
+    history = fleet.file.history
+    start, bucket = history.end, history.bucket
+    timeline = Timeline(start, start + scenario.length, bucket)
+    end = timeline.start + len(timeline) * bucket
+    incidents = tuple(injection.incident(start, end) for injection in scenario.injections)
+    grouped = incidents_by_model(incidents)
+    per_tick: list[list[IngestBucket]] = [[] for _ in range(len(timeline))]
+    for model_id in sorted(fleet.registry.models):
+        profile = history.profiles[model_id]
+        profile = profile.model_copy(update={"seed": drill_seed(profile, scenario.seed)})
+        for row in synthesize_rows(model_id, profile, grouped.get(model_id, ()), timeline):
+            index = (row.start - start) // bucket
+            per_tick[index].append(
+                IngestBucket(
+                    model_id=model_id,
+                    start=row.start,
+                    weight=row.weight,
+                    label_sum=row.label_sum,
+                    prediction_sum=row.prediction_sum,
+                    cross_entropy_sum=row.cross_entropy_sum,
+                )
+            )
+    ticks = tuple(
+        Tick(index=i, start=timeline.starts[i], end=timeline.starts[i] + bucket, buckets=tuple(found))
+        for i, found in enumerate(per_tick)
+    )
+    return ReplayPlan(start=start, bucket=bucket, incidents=incidents, ticks=ticks)
+
+
+SendTick = Callable[[Tick], Awaitable[None]]
+
+
+async def replay(plan: ReplayPlan, send: SendTick, speed: float = DEFAULT_SPEED, *, began: float | None = None,
+                 on_tick: Callable[[Tick, float], None] | None = None) -> None:
+    """Send each tick when its bucket closes on the compressed clock (tick i at (i+1)/speed s).
+
+    A slow backend delays ticks but never drops or reorders them: a late tick
+    goes out at once and the next one keeps its own schedule. ``on_tick`` gets
+    each tick and the wall offset it was sent at, in seconds from ``began``
+    (the event loop time the drill started; now when not given).
+    """
+    if speed <= 0:
+        raise ValueError("speed must be positive")
+    loop = asyncio.get_running_loop()
+    if began is None:
+        began = loop.time()
+    for tick in plan.ticks:
+        delay = began + (tick.index + 1) / speed - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        await send(tick)
+        if on_tick is not None:
+            on_tick(tick, loop.time() - began)

@@ -1,0 +1,268 @@
+"""The drill scenario file: a story, metric injections over time, and how to grade the response.
+
+A scenario lives in ``fixtures/scenarios/NAME.toml``. Times inside it are
+offsets from the drill's start (the end of the fleet's metric history), so one
+file works whatever dates the fleet's history covers. Grading limits are wall
+seconds after the first page, because they grade a human, whatever ``--speed``
+compresses scenario time by.
+
+Loading checks the file in two passes and reports every problem at once, each
+naming the file and the field: the shape (pydantic), then the references
+against the fleet (model ids, teams, what each action can do to that model).
+A drill never starts from a scenario that failed either pass.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from fleetdesk.domain.fleet import IncidentKind, MetricIncident
+from fleetdesk.domain.registry import LaunchPhase, Registry, Role
+from fleetdesk.wire import ActionKind, EscalationTarget
+
+SCENARIO_SUFFIX = ".toml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Injection(_Strict):
+    """A disturbance of one model's metrics, placed on the drill's timeline."""
+
+    model_id: str = Field(min_length=1)
+    kind: IncidentKind
+    after: timedelta = Field(description="When it starts, from the drill's start")
+    lasts: timedelta | None = Field(default=None, description="How long; None: until the replay ends")
+    magnitude: float = Field(default=1.0, gt=0.0, description="Ratio, as in domain.fleet.MetricIncident")
+
+    @model_validator(mode="after")
+    def _positive_times(self) -> Injection:
+        if self.after < timedelta(0):
+            raise ValueError("after must not be negative")
+        if self.lasts is not None and self.lasts <= timedelta(0):
+            raise ValueError("lasts must be positive")
+        return self
+
+    def incident(self, drill_start: datetime, replay_end: datetime) -> MetricIncident:
+        """The domain incident this injection becomes once the drill has a start time."""
+        start = drill_start + self.after
+        end = replay_end if self.lasts is None else start + self.lasts
+        return MetricIncident(model_id=self.model_id, kind=self.kind, start=start, end=end, magnitude=self.magnitude)
+
+
+class ExpectedIncident(_Strict):
+    """An incident the injections should open: checks the drill itself, not the engineer."""
+
+    model_id: str = Field(min_length=1, description="A model the incident opens on or joins")
+    by: timedelta = Field(description="Latest scenario time (from the drill's start) it should be open")
+
+
+class ActionMatch(_Strict):
+    """Which audited actions count: the kind, and optionally the model and who was paged."""
+
+    action: ActionKind
+    model_id: str | None = Field(default=None, description="None: on any model")
+    target: EscalationTarget | None = Field(default=None, description="Escalations only: owner or upstream")
+    team: str | None = Field(default=None, description="Escalations only: a team that must be paged")
+
+    @model_validator(mode="after")
+    def _escalation_fields(self) -> ActionMatch:
+        if self.action is not ActionKind.ESCALATE and (self.target is not None or self.team is not None):
+            raise ValueError("target and team only apply to escalate")
+        return self
+
+    def describe(self) -> str:
+        where = f" on {self.model_id}" if self.model_id else " on any model"
+        extra = f" to {self.target}" if self.target else ""
+        extra += f" (paging {self.team})" if self.team else ""
+        return f"{self.action}{where}{extra}"
+
+
+class ExpectedResponse(_Strict):
+    """One thing the engineer should do: the preferred action first, then acceptable alternatives."""
+
+    id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    description: str = Field(min_length=1)
+    any_of: list[ActionMatch] = Field(min_length=1)
+    within: float = Field(gt=0.0, description="Wall seconds after the first page")
+    mitigation: bool = Field(default=True, description="Counts for 'time to first correct mitigation'")
+
+
+class WrongAction(_Strict):
+    """An action that is wrong in this scenario, and why (shown on the scorecard)."""
+
+    match: ActionMatch
+    why: str = Field(min_length=1)
+
+
+class Grading(_Strict):
+    acknowledge_within: float = Field(gt=0.0, description="Wall seconds from the first page to the ack")
+    time_limit: float = Field(gt=0.0, description="Wall seconds the drill runs at most")
+
+
+class Scenario(_Strict):
+    """One incident drill (fixtures/scenarios/NAME.toml)."""
+
+    schema_version: int = Field(default=1, ge=1, le=1)
+    title: str = Field(min_length=1, max_length=100)
+    summary: str = Field(min_length=1, max_length=200, description="One line, for `fleetdesk drill --list`")
+    story: str = Field(min_length=1, description="What is happening, told to the engineer after the drill")
+    fleet: str = Field(min_length=1, description="Fixture fleet name or path")
+    seed: int = Field(default=0, description="Noise seed of the replay (mixed with each model's own)")
+    length: timedelta = Field(description="Scenario time replayed; one bucket per tick")
+    injections: list[Injection] = Field(min_length=1)
+    incidents: list[ExpectedIncident] = Field(min_length=1)
+    responses: list[ExpectedResponse] = Field(min_length=1)
+    wrong: list[WrongAction] = Field(default_factory=list)
+    grading: Grading
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        if self.length <= timedelta(0):
+            raise ValueError("length must be positive")
+        ids = [response.id for response in self.responses]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"responses: duplicate id(s) {', '.join(duplicates)}")
+        return self
+
+
+class ScenarioProblem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    field: str
+    message: str
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot run; lists every problem with its field."""
+
+    def __init__(self, source: str, problems: list[ScenarioProblem]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p.field}: {p.message}" for p in problems)
+        super().__init__(f"{source}: invalid scenario ({len(problems)} problem(s)):\n{lines}")
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(file)"
+
+
+def parse_scenario(text: str, source: str) -> Scenario:
+    """Validate a scenario's TOML text; ScenarioError names ``source`` and each bad field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(source, [ScenarioProblem(field="(file)", message=f"not valid TOML: {error}")]) from None
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        problems = [
+            ScenarioProblem(field=_field(tuple(e["loc"])), message=e["msg"].removeprefix("Value error, "))
+            for e in error.errors(include_url=False)
+        ]
+        raise ScenarioError(source, problems) from None
+
+
+def load_scenario(name_or_path: str | Path) -> tuple[Scenario, Path]:
+    """A shipped scenario by name, or a file by path; validated for shape (see check_against_fleet)."""
+    path = resolve_scenario(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")]) from None
+    return parse_scenario(text, str(path)), path
+
+
+def resolve_scenario(name_or_path: str | Path) -> Path:
+    from fleetdesk.locations import scenarios_dir
+
+    candidate = Path(name_or_path)
+    if candidate.suffix == SCENARIO_SUFFIX or candidate.exists():
+        if not candidate.is_file():
+            raise ScenarioError(str(candidate), [ScenarioProblem(field="(file)", message="no such file")])
+        return candidate
+    shipped = scenarios_dir() / f"{name_or_path}{SCENARIO_SUFFIX}"
+    if not shipped.is_file():
+        known = ", ".join(name for name, _ in list_scenarios()) or "none"
+        raise ScenarioError(str(name_or_path), [ScenarioProblem(field="(name)", message=f"no such scenario (known: {known})")])
+    return shipped
+
+
+def list_scenarios() -> list[tuple[str, Path]]:
+    """Every shipped scenario, by name."""
+    from fleetdesk.locations import scenarios_dir
+
+    folder = scenarios_dir()
+    if not folder.is_dir():
+        return []
+    return [(path.stem, path) for path in sorted(folder.glob(f"*{SCENARIO_SUFFIX}"))]
+
+
+def check_against_fleet(scenario: Scenario, registry: Registry, source: str) -> None:
+    """Raise ScenarioError unless every model id and team is in the fleet and each graded action could happen."""
+    problems: list[ScenarioProblem] = []
+    teams = {model.owner_team for model in registry.models.values()}
+
+    def model_ok(field: str, model_id: str | None) -> bool:
+        if model_id is None or model_id in registry:
+            return True
+        hint = registry.suggest(model_id)
+        problems.append(ScenarioProblem(
+            field=field,
+            message=f"unknown model {model_id!r} in fleet {scenario.fleet!r}"
+            + (f" (did you mean: {', '.join(hint)}?)" if hint else ""),
+        ))
+        return False
+
+    def match_ok(field: str, match: ActionMatch, *, must_be_possible: bool) -> None:
+        if match.team is not None and match.team not in teams:
+            problems.append(ScenarioProblem(field=f"{field}.team", message=f"no team {match.team!r} owns a model in the fleet"))
+        if not model_ok(f"{field}.model_id", match.model_id) or match.model_id is None or not must_be_possible:
+            return
+        reason = _impossible(match, registry)
+        if reason:
+            problems.append(ScenarioProblem(field=f"{field}.action", message=reason))
+
+    for i, injection in enumerate(scenario.injections):
+        model_ok(f"injections[{i}].model_id", injection.model_id)
+        if injection.after >= scenario.length:
+            problems.append(ScenarioProblem(field=f"injections[{i}].after", message="starts after the replay ends (see length)"))
+    for i, incident in enumerate(scenario.incidents):
+        model_ok(f"incidents[{i}].model_id", incident.model_id)
+        if incident.by > scenario.length:
+            problems.append(ScenarioProblem(field=f"incidents[{i}].by", message="later than the replay's length"))
+    for i, response in enumerate(scenario.responses):
+        for j, match in enumerate(response.any_of):
+            match_ok(f"responses[{i}].any_of[{j}]", match, must_be_possible=True)
+        if response.within > scenario.grading.time_limit:
+            problems.append(ScenarioProblem(field=f"responses[{i}].within", message="longer than grading.time_limit"))
+    for i, wrong in enumerate(scenario.wrong):
+        match_ok(f"wrong[{i}].match", wrong.match, must_be_possible=False)
+        for j, response in enumerate(scenario.responses):
+            if wrong.match in response.any_of:
+                problems.append(ScenarioProblem(field=f"wrong[{i}].match", message=f"also a correct response ({response.id})"))
+    if problems:
+        raise ScenarioError(source, problems)
+
+
+def _impossible(match: ActionMatch, registry: Registry) -> str | None:
+    """Why the registry would refuse this expected action, or None (mirrors the server's rules)."""
+    model = registry.get(match.model_id or "")
+    if match.action is ActionKind.ROLLBACK and model.baseline_model_id is None:
+        return f"{model.id} has no baseline to roll back to"
+    if match.action is ActionKind.END_EXPERIMENT and model.role is not Role.EXPERIMENT:
+        return f"{model.id} is a {model.role}, not an experiment"
+    if match.action is ActionKind.HALT_LAUNCH and model.launch_phase is not LaunchPhase.SCALE_UP:
+        return f"{model.id} is in launch phase {model.launch_phase}, not scale-up"
+    if match.action is ActionKind.ESCALATE and match.target is EscalationTarget.UPSTREAM and not model.upstream_model_ids:
+        return f"{model.id} has no upstream model to escalate to"
+    return None
