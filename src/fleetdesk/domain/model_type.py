@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# Match with fullmatch: "$" alone would also accept a trailing newline.
 TERM_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PARTS = ("app", "surface", "position", "architecture")
 
@@ -36,6 +37,7 @@ class ModelTypeError(ValueError):
     def __init__(self, type_string: str, part: str, message: str) -> None:
         self.type_string = type_string
         self.part = part
+        self.message = message
         super().__init__(f"model type {type_string!r}: {part}: {message}")
 
 
@@ -64,7 +66,7 @@ class Vocabulary(BaseModel):
             f"{part}: {term!r}"
             for part, terms in zip(PARTS, self._tables())
             for term in terms
-            if not TERM_PATTERN.match(term)
+            if not TERM_PATTERN.fullmatch(term)
         ]
         if bad:
             raise ValueError(
@@ -86,7 +88,7 @@ class Vocabulary(BaseModel):
                 " (join words inside a term with '-', e.g. late-stage)",
             )
         for part, term, table in zip(PARTS, terms, self._tables()):
-            if not TERM_PATTERN.match(term):
+            if not TERM_PATTERN.fullmatch(term):
                 raise ModelTypeError(
                     type_string,
                     part,

@@ -106,7 +106,9 @@ class Registry:
         duplicates: list[RegistryViolation] = []
         for model in models:
             if model.id in self.models:
+                # Keep the first record so its own violations are still reported.
                 duplicates.append(RegistryViolation(model_id=model.id, field="id", message="duplicate model id"))
+                continue
             self.models[model.id] = model
         self._downstream: dict[str, list[str]] = defaultdict(list)
         for model in self.models.values():
@@ -179,7 +181,7 @@ class Registry:
             try:
                 model_type = self.vocabulary.parse(model.type)
             except ModelTypeError as error:
-                flag(model, "type", f"{error.part}: {str(error).split(': ', 2)[-1]}")
+                flag(model, "type", f"{error.part}: {error.message}")
             if model.tier.needs_justification and not model.tier_justification.strip():
                 flag(model, "tier_justification", f"{model.tier} needs a business-impact justification")
             for field in ("baseline_model_id", "holdout_model_id"):
@@ -190,21 +192,26 @@ class Registry:
                     flag(model, field, "refers to the model itself")
                 elif ref not in self.models:
                     flag(model, field, f"unknown model {ref!r}")
+            holdout = self.models.get(model.holdout_model_id or "")
+            if holdout is not None and holdout.id != model.id and holdout.role != Role.HOLDOUT:
+                flag(model, "holdout_model_id", f"{holdout.id!r} is {_a(holdout.role)}, not a holdout")
             for ref in model.upstream_model_ids:
                 if ref not in self.models:
                     flag(model, "upstream_model_ids", f"unknown model {ref!r}")
             if model.role in (Role.EXPERIMENT, Role.HOLDOUT):
                 baseline = self.models.get(model.baseline_model_id or "")
                 if model.baseline_model_id is None:
-                    flag(model, "baseline_model_id", f"an {model.role} needs a baseline")
-                elif baseline is not None and baseline.type != model.type:
+                    flag(model, "baseline_model_id", f"{_a(model.role)} needs a baseline")
+                elif baseline is None or baseline.id == model.id:
+                    pass  # already reported as unknown or self-reference
+                elif baseline.type != model.type:
                     flag(
                         model,
                         "baseline_model_id",
                         f"baseline {baseline.id!r} has type {baseline.type!r}, not {model.type!r}",
                     )
-                elif baseline is not None and baseline.role != Role.BASELINE:
-                    flag(model, "baseline_model_id", f"{baseline.id!r} is a {baseline.role}, not a baseline")
+                elif baseline.role != Role.BASELINE:
+                    flag(model, "baseline_model_id", f"{baseline.id!r} is {_a(baseline.role)}, not a baseline")
             if model.role == Role.FOUNDATION:
                 if model.traffic_share:
                     flag(model, "traffic_share", "a foundation model serves no traffic of its own")
@@ -260,6 +267,11 @@ class Registry:
                     path.append(child)
                     stack.append((child, iter(self.models[child].upstream_model_ids)))
         return reported
+
+
+def _a(role: Role) -> str:
+    """The role with its indefinite article: 'an experiment', 'a baseline'."""
+    return f"{'an' if role[0] in 'aeiou' else 'a'} {role}"
 
 
 class UnknownModelError(KeyError):
