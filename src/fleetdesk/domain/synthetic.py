@@ -21,6 +21,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from fleetdesk.domain.fleet import IncidentKind, MetricHistory, MetricIncident, MetricProfile
 from fleetdesk.domain.stability import StabilityBucket
@@ -38,11 +39,19 @@ _MIN_RATE = 1e-9
 _MAX_RATE = 0.999
 
 
-BucketRow = tuple[datetime, float, float, float, float]
-"""One bucket's sums as a plain tuple, the bulk-loading fast path (a NamedTuple
-costs a third more in the hot loop). Fields in order: ``BUCKET_ROW_FIELDS``."""
+class BucketRow(NamedTuple):
+    """One bucket's sums as a plain tuple: the bulk-loading fast path (no validation)."""
 
-BUCKET_ROW_FIELDS = ("start", "weight", "label_sum", "prediction_sum", "cross_entropy_sum")
+    start: datetime
+    weight: float
+    label_sum: float
+    prediction_sum: float
+    cross_entropy_sum: float
+
+
+# The generated BucketRow(...) constructor is a Python-level function; building
+# the tuple directly halves the cost in the hot loop.
+_new_row = tuple.__new__
 
 
 class Timeline:
@@ -165,12 +174,15 @@ def synthesize_rows(
         entropy = -(rate * log(rate) + (1.0 - rate) * log(1.0 - rate))
         cross_entropy_sum = weight * entropy * target_ne * (1.0 + ((bits >> 48) - centre) * scale)
         append(
-            (
-                start,
-                weight,
-                label_sum,
-                prediction_sum if prediction_sum > 0.0 else 0.0,
-                cross_entropy_sum if cross_entropy_sum > 0.0 else 0.0,
+            _new_row(
+                BucketRow,
+                (
+                    start,
+                    weight,
+                    label_sum,
+                    prediction_sum if prediction_sum > 0.0 else 0.0,
+                    cross_entropy_sum if cross_entropy_sum > 0.0 else 0.0,
+                ),
             )
         )
     return rows
@@ -191,7 +203,7 @@ def synthesize(
 
 
 def bucket_from_row(row: BucketRow) -> StabilityBucket:
-    return StabilityBucket(**dict(zip(BUCKET_ROW_FIELDS, row)))
+    return StabilityBucket(**row._asdict())
 
 
 def incidents_by_model(incidents: Sequence[MetricIncident]) -> dict[str, list[MetricIncident]]:
