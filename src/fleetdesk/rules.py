@@ -1,0 +1,288 @@
+"""Prometheus rules generated from the fleet: stability recording rules and SLO burn-rate alerts.
+
+The server exports per-model *additive* stability sums as counters. Recording
+rules sum their increases first and divide after, so calibration and NE over a
+window are ratios of window sums (never averages of ratios), exactly as the
+domain computes them. A window with no events, no positives or no negatives
+records nothing: it is no data, never healthy and never violating.
+
+Burn-rate alerts follow the multi-window practice of SLO generators (sloth,
+pyrra): a per-model "slice unstable" indicator (0/1) over the slice length,
+its mean over each alert window divided by the allowed bad share is the burn
+rate, and an alert fires when both its long and short window burn at or above
+the threshold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from datetime import timedelta
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from fleetdesk.domain.slo import BurnRateRule, Severity, SloPolicy
+from fleetdesk.domain.stability import HealthBands
+
+METRIC_PREFIX = "fleetdesk_stability"
+COUNTERS = {
+    "events": f"{METRIC_PREFIX}_events_total",
+    "label_sum": f"{METRIC_PREFIX}_label_sum_total",
+    "prediction_sum": f"{METRIC_PREFIX}_prediction_sum_total",
+    "cross_entropy_sum": f"{METRIC_PREFIX}_cross_entropy_sum_total",
+}
+"""The server's /metrics counters, by the stability sum they carry."""
+
+MODEL_LABELS = ("model_id", "model_type", "tier")
+_BY = f"by ({', '.join(MODEL_LABELS)})"
+
+ALERT_SEVERITY = {Severity.PAGE: "critical", Severity.TICKET: "warning"}
+"""Alertmanager severity label for each burn-rate rule severity."""
+
+CONSOLE_COMMAND = "fleetdesk console --model {model_id}"
+"""How an engineer opens the console on one model (used in alert annotations)."""
+
+
+class RecordingRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    record: str
+    expr: str
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class AlertingRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    alert: str
+    expr: str
+    for_: str | None = Field(default=None, alias="for")
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class RuleGroup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    interval: str | None = None
+    rules: list[Annotated[RecordingRule | AlertingRule, Field(union_mode="left_to_right")]]
+
+
+class RuleFile(BaseModel):
+    """A Prometheus rule file (the format `promtool check rules` reads)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    groups: list[RuleGroup]
+
+    def to_yaml(self, header: str = "") -> str:
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=False)
+        for group in data["groups"]:
+            for rule in group["rules"]:
+                for key in ("labels", "annotations"):
+                    if key in rule and not rule[key]:
+                        del rule[key]
+        body = yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True)
+        return (header + body) if header else body
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line strings (PromQL) as literal blocks so the file reads like hand-written rules."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str_representer)
+
+
+def duration(value: timedelta) -> str:
+    """A Prometheus duration string for a timedelta (largest exact unit: 28d, 6h, 5m, 90s)."""
+    seconds = int(value.total_seconds())
+    if seconds <= 0 or seconds != value.total_seconds():
+        raise ValueError(f"duration must be a positive whole number of seconds, not {value}")
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def sum_record(sum_name: str, window: timedelta) -> str:
+    return f"model:{COUNTERS[sum_name].removesuffix('_total')}:increase{duration(window)}"
+
+
+def background_rate_record(window: timedelta) -> str:
+    return f"model:fleetdesk_background_rate:ratio{duration(window)}"
+
+
+def calibration_record(window: timedelta) -> str:
+    return f"model:fleetdesk_calibration:ratio{duration(window)}"
+
+
+def ne_record(window: timedelta) -> str:
+    return f"model:fleetdesk_normalized_entropy:ratio{duration(window)}"
+
+
+def slice_unstable_record(slice_length: timedelta) -> str:
+    return f"model:fleetdesk_slice_unstable:bool{duration(slice_length)}"
+
+
+def burn_rate_record(window: timedelta) -> str:
+    return f"model:fleetdesk_slo_burn_rate:ratio{duration(window)}"
+
+
+BUDGET_REMAINING_RECORD = "model:fleetdesk_slo_error_budget_remaining:ratio"
+
+
+def stability_rules(window: timedelta) -> list[RecordingRule]:
+    """Calibration and NE over ``window`` from summed counter increases (sum first, divide after)."""
+    w = duration(window)
+    rules = [
+        RecordingRule(record=sum_record(name, window), expr=f"sum {_BY} (increase({counter}[{w}]))")
+        for name, counter in COUNTERS.items()
+    ]
+    events, labels = sum_record("events", window), sum_record("label_sum", window)
+    predictions, cross_entropy = sum_record("prediction_sum", window), sum_record("cross_entropy_sum", window)
+    rate = background_rate_record(window)
+    # Only a background rate strictly inside (0, 1) defines NE; filtering on it
+    # makes an empty or one-sided window record nothing (no data), not 0 or NaN.
+    defined = f"({rate} > 0 < 1)"
+    rules += [
+        RecordingRule(record=rate, expr=f"{labels}\n/\n({events} > 0)\n"),
+        RecordingRule(
+            record=calibration_record(window),
+            expr=f"{predictions}\n/\n{labels}\nand\n{defined}\n",
+        ),
+        RecordingRule(
+            record=ne_record(window),
+            expr=(
+                f"({cross_entropy} / {events})\n"
+                f"/\n"
+                f"-(\n"
+                f"    {defined} * ln({rate})\n"
+                f"  + (1 - {rate}) * ln(1 - {rate})\n"
+                f")\n"
+            ),
+        ),
+    ]
+    return rules
+
+
+def _type_selector(types: list[str], exclude: bool) -> str:
+    pattern = "|".join(re.escape(t) for t in sorted(types))
+    return f'{{model_type{"!~" if exclude else "=~"}"{pattern}"}}' if types else ""
+
+
+def slice_rule(policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands]) -> RecordingRule:
+    """The 0/1 "slice unstable" indicator per model, one term per distinct set of bands."""
+    by_bands: dict[HealthBands, list[str]] = defaultdict(list)
+    for type_string, type_bands in bands.items():
+        if type_bands != default_bands:
+            by_bands[type_bands].append(type_string)
+    groups: list[tuple[HealthBands, str]] = [
+        (type_bands, _type_selector(types, exclude=False)) for type_bands, types in sorted(
+            by_bands.items(), key=lambda item: sorted(item[1]))
+    ]
+    groups.insert(0, (default_bands, _type_selector([t for ts in by_bands.values() for t in ts], exclude=True)))
+    calibration, ne = calibration_record(policy.slice), ne_record(policy.slice)
+    # One rule joined with `or` (selectors are disjoint): one record name must have one rule.
+    terms = [
+        f"(\n"
+        f"    ({calibration}{selector} < bool {group_bands.calibration_low!r})\n"
+        f"  + ({calibration}{selector} > bool {group_bands.calibration_high!r})\n"
+        f"  + ({ne}{selector} > bool {group_bands.ne_max!r})\n"
+        f") > bool 0\n"
+        for group_bands, selector in groups
+    ]
+    return RecordingRule(record=slice_unstable_record(policy.slice), expr="or\n".join(terms))
+
+
+def _windows(policy: SloPolicy) -> list[timedelta]:
+    return sorted({w for rule in policy.rules for w in (rule.long_window, rule.short_window)})
+
+
+def burn_rate_rules(policy: SloPolicy) -> list[RecordingRule]:
+    """Burn rate per alert window: bad share of evaluated slices over the allowed bad share."""
+    allowed = f"{1.0 - policy.objective:.10g}"
+    indicator = slice_unstable_record(policy.slice)
+    rules = [
+        RecordingRule(
+            record=burn_rate_record(window),
+            expr=f"avg_over_time({indicator}[{duration(window)}]) / {allowed}",
+        )
+        for window in _windows(policy)
+    ]
+    rules.append(
+        RecordingRule(
+            record=BUDGET_REMAINING_RECORD,
+            expr=f"1 - avg_over_time({indicator}[{duration(policy.window)}]) / {allowed}",
+        )
+    )
+    return rules
+
+
+def _alert_name(rule: BurnRateRule) -> str:
+    words = re.split(r"[^A-Za-z0-9]+", rule.name)
+    return "FleetdeskStabilityBurnRate" + "".join(w[:1].upper() + w[1:] for w in words if w)
+
+
+def burn_rate_alerts(policy: SloPolicy) -> list[AlertingRule]:
+    """One multi-window alert per burn-rate rule of the policy."""
+    alerts = []
+    for rule in policy.rules:
+        long_w, short_w = duration(rule.long_window), duration(rule.short_window)
+        threshold = f"{rule.threshold!r}"
+        alerts.append(
+            AlertingRule(
+                alert=_alert_name(rule),
+                expr=(
+                    f"{burn_rate_record(rule.long_window)} >= {threshold}\n"
+                    f"and\n"
+                    f"{burn_rate_record(rule.short_window)} >= {threshold}\n"
+                ),
+                labels={
+                    "severity": ALERT_SEVERITY[rule.severity],
+                    "slo_rule": rule.name,
+                    "long_window": long_w,
+                    "short_window": short_w,
+                },
+                annotations={
+                    "summary": (
+                        "{{ $labels.model_id }} ({{ $labels.tier }}) burns its stability error budget "
+                        f"at {threshold}x or more over {long_w} and {short_w}"
+                    ),
+                    "description": (
+                        "Model {{ $labels.model_id }} of type {{ $labels.model_type }} ({{ $labels.tier }}) "
+                        f"is outside its calibration/NE bands in more than {threshold}x the share of "
+                        f"{duration(policy.slice)} slices its {policy.objective:.4g} objective allows; "
+                        f"burn rate {{{{ $value | printf \"%.3g\" }}}} over {long_w}."
+                    ),
+                    "console": CONSOLE_COMMAND.format(model_id="{{ $labels.model_id }}"),
+                },
+            )
+        )
+    return alerts
+
+
+def recording_rule_file(policy: SloPolicy) -> RuleFile:
+    """Stability recording rules for the SLO's slice length."""
+    return RuleFile(groups=[RuleGroup(name="fleetdesk-stability", rules=list(stability_rules(policy.slice)))])
+
+
+def alert_rule_file(policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands]) -> RuleFile:
+    """Slice health, burn rates and multi-window burn-rate alerts (needs the recording rules too)."""
+    return RuleFile(
+        groups=[
+            RuleGroup(
+                name="fleetdesk-slo",
+                rules=[slice_rule(policy, default_bands, bands), *burn_rate_rules(policy),
+                       *burn_rate_alerts(policy)],
+            )
+        ]
+    )
+
