@@ -146,7 +146,7 @@ def score(
     results: list[ResponseResult] = []
     used: set[int] = set()
     for response in scenario.responses:
-        hit = next(((a, d) for a, d in taken if any(_matches(m, d) for m in response.any_of)), None)
+        hit = next(((a, d) for a, d in taken if any(matches(m, d) for m in response.any_of)), None)
         met = late = False
         if hit is not None:
             used.add(hit[0].audit_id)
@@ -167,7 +167,7 @@ def score(
     for action, data in taken:
         if action.audit_id in used:
             continue
-        rule = next((w for w in scenario.wrong if _matches(w.match, data)), None)
+        rule = next((w for w in scenario.wrong if matches(w.match, data)), None)
         if rule is not None:
             wrong.append(action.model_copy(update={"why": rule.why}))
         else:
@@ -218,7 +218,10 @@ def _incident_joins(events: list[SeenEvent], drill_start: datetime) -> dict[tupl
     return joins
 
 
-def _matches(match: ActionMatch, data: ActionEventData) -> bool:
+def matches(match: ActionMatch, data: ActionEventData) -> bool:
+    """Whether an audited (non-dry-run) action is one the match describes."""
+    if data.result.dry_run:
+        return False
     if data.audit.action != match.action:
         return False
     if match.model_id is not None and data.audit.model_id != match.model_id:

@@ -1,0 +1,79 @@
+"""Headless drill scripts: timed key presses played against the console (CI and graded drills).
+
+A script is a JSON list of steps, oldest first::
+
+    [{"at": 0.5, "from": "page", "keys": "a"},
+     {"at": 1.0, "from": "page", "keys": "slash"},
+     {"at": 1.1, "from": "page", "type": "ig_feed_ranking_exp_b"},
+     {"at": 1.2, "from": "page", "keys": "enter e y"}]
+
+``at`` is wall seconds after the drill started, or after the first page with
+``"from": "page"`` (a script written that way does not depend on how fast the
+machine replays). ``keys`` is one or more Textual key names separated by
+spaces; ``type`` is literal text, typed one character at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
+
+from fleetdesk.drills.scenario import ScenarioError, ScenarioProblem, _field
+
+_KEY_NAMES = {" ": "space"}
+
+
+class ScriptStep(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    at: float = Field(ge=0.0, description="Wall seconds after the start (or after the first page)")
+    origin: Literal["start", "page"] = Field(default="start", alias="from")
+    keys: str | None = Field(default=None, min_length=1, description="Key names separated by spaces")
+    type: str | None = Field(default=None, min_length=1, description="Text typed character by character")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ScriptStep:
+        if (self.keys is None) == (self.type is None):
+            raise ValueError("give exactly one of 'keys' and 'type'")
+        return self
+
+    def presses(self) -> list[str]:
+        """The key names this step presses, in order."""
+        if self.keys is not None:
+            return self.keys.split()
+        return [_KEY_NAMES.get(char, char) for char in self.type or ""]
+
+
+class KeyScript(RootModel[list[ScriptStep]]):
+    """A whole script; steps must not go back in time within the same origin."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> KeyScript:
+        last: dict[str, float] = {}
+        for index, step in enumerate(self.root):
+            if step.at < last.get(step.origin, 0.0):
+                raise ValueError(f"step {index} at {step.at}s comes before an earlier step")
+            if step.origin == "start" and "page" in last:
+                raise ValueError(f"step {index}: a step timed from the start cannot follow one timed from the page")
+            last[step.origin] = step.at
+        return self
+
+
+def load_script(path: Path) -> KeyScript:
+    """Read and validate a script file; errors name the file and the step."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")]) from None
+    except json.JSONDecodeError as error:
+        raise ScenarioError(str(path), [ScenarioProblem(
+            field="(file)", message=f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}")]) from None
+    try:
+        return KeyScript.model_validate(raw)
+    except ValidationError as error:
+        problems = [ScenarioProblem(field=_field(tuple(e["loc"])), message=e["msg"].removeprefix("Value error, "))
+                    for e in error.errors(include_url=False)]
+        raise ScenarioError(str(path), problems) from None

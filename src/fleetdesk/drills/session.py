@@ -1,0 +1,161 @@
+"""One drill run against a live backend: the replay, the watch on its events, and the final score.
+
+The run owns two background tasks: the replay (clock forward, buckets in) and
+a watch on the event feed that stamps every event with the wall time the drill
+saw it, so the scorecard measures seconds as the engineer lived them. Scoring
+reads the server's event log itself (complete, whatever the watch missed),
+taking each event's wall time from the watch, or the moment of scoring for an
+event the watch never saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from fleetdesk.client import EventUpdate, FleetdeskClient
+from fleetdesk.drills.replay import ReplayPlan, Tick, replay
+from fleetdesk.drills.scenario import Scenario
+from fleetdesk.drills.scoring import Keystroke, Scorecard, SeenEvent, matches, score, to_markdown
+from fleetdesk.wire import ActionEventData, EventType, ServerEvent
+
+LOG_PAGE = 500
+
+
+class DrillRun:
+    """Replay a plan into the backend behind ``client`` (an admin client) and grade the response."""
+
+    def __init__(self, scenario: Scenario, name: str, plan: ReplayPlan, client: FleetdeskClient,
+                 speed: float) -> None:
+        self.scenario = scenario
+        self.name = name
+        self.plan = plan
+        self.speed = speed
+        self._client = client
+        self._began = 0.0
+        self.started_at = datetime.now(UTC)
+        self.keystrokes: list[Keystroke] = []
+        self._seen: dict[int, float] = {}
+        self._start_event_id = 0
+        self._responses_left = {response.id for response in scenario.responses}
+        self._acknowledged = False
+        self.ticks_sent = 0
+        self.replay_error: BaseException | None = None
+        self.complete = asyncio.Event()
+        """Set when the ack and every expected response have been seen (the drill can end)."""
+        self.replay_done = asyncio.Event()
+        self.paged = asyncio.Event()
+        """Set when the first incident of the drill opens."""
+        self._tasks: list[asyncio.Task[None]] = []
+        self._on_tick: list[Callable[[Tick], None]] = []
+
+    def elapsed(self) -> float:
+        """Wall seconds since the drill started."""
+        return asyncio.get_running_loop().time() - self._began
+
+    def record_key(self, key: str) -> None:
+        self.keystrokes.append(Keystroke(wall=round(self.elapsed(), 3), key=key))
+
+    def on_tick(self, callback: Callable[[Tick], None]) -> None:
+        self._on_tick.append(callback)
+
+    async def start(self) -> None:
+        """Note where the event log stands, then start the replay and the watch."""
+        self._start_event_id = (await self._client.event_log(after=0, limit=1)).last_id
+        self._began = asyncio.get_running_loop().time()
+        self.started_at = datetime.now(UTC)
+        self._tasks = [
+            asyncio.create_task(self._replay(), name="drill-replay"),
+            asyncio.create_task(self._watch(), name="drill-watch"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _replay(self) -> None:
+        async def send(tick: Tick) -> None:
+            await self._client.set_clock(tick.end, idempotency_key=f"drill-{self.name}-clock-{tick.index}")
+            if tick.buckets:
+                await self._client.ingest(list(tick.buckets), idempotency_key=f"drill-{self.name}-tick-{tick.index}")
+            self.ticks_sent += 1
+            for callback in self._on_tick:
+                callback(tick)
+
+        try:
+            await replay(self.plan, send, self.speed, began=self._began)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the run goes on and the scorecard says the replay stopped early
+            self.replay_error = error
+        finally:
+            self.replay_done.set()
+
+    async def _watch(self) -> None:
+        feed = self._client.events(last_event_id=self._start_event_id)
+        try:
+            async for update in feed:
+                if isinstance(update, EventUpdate):
+                    self._seen.setdefault(update.event.id, round(self.elapsed(), 3))
+                    self._follow(update.event)
+        finally:
+            await feed.aclose()
+
+    def _follow(self, event: ServerEvent) -> None:
+        if event.type is EventType.INCIDENT_OPENED:
+            opened = event.payload().incident  # type: ignore[attr-defined]
+            if opened.opened_at >= self.plan.start:
+                self.paged.set()
+        elif event.type is EventType.ACTION:
+            data = ActionEventData.model_validate(event.data)
+            if data.audit.action == "ack":
+                self._acknowledged = True
+            for response in self.scenario.responses:
+                if response.id in self._responses_left and any(matches(m, data) for m in response.any_of):
+                    self._responses_left.discard(response.id)
+        if self._acknowledged and not self._responses_left:
+            self.complete.set()
+
+    async def wait(self) -> None:
+        """Until the drill is complete or its time limit has passed."""
+        remaining = self.scenario.grading.time_limit - self.elapsed()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(max(remaining, 0.0)):
+                await self.complete.wait()
+
+    async def scorecard(self) -> Scorecard:
+        """Stop the replay and the watch, read the whole event log of the drill, and grade it."""
+        duration = self.elapsed()
+        await self.stop()
+        events: list[SeenEvent] = []
+        after = self._start_event_id
+        while True:
+            page = await self._client.event_log(after=after, limit=LOG_PAGE)
+            for event in page.items:
+                events.append(SeenEvent(event=event, wall=self._seen.get(event.id, duration)))
+            if len(page.items) < LOG_PAGE:
+                break
+            after = page.items[-1].id
+        card = score(self.scenario, self.name, drill_start=self.plan.start, started_at=self.started_at,
+                     speed=self.speed, duration=duration, events=events, keystrokes=self.keystrokes)
+        if self.replay_error is not None:
+            reason = f"the replay stopped early after {self.ticks_sent} bucket(s): {self.replay_error}"
+            card = card.model_copy(update={"passed": False, "reasons": [*card.reasons, reason]})
+        return card
+
+
+def save_scorecard(card: Scorecard, folder: Path) -> tuple[Path, Path]:
+    """Write the scorecard as JSON and Markdown into ``folder`` (created); returns both paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{card.started_at:%Y%m%dT%H%M%SZ}-{card.scenario}"
+    json_path, markdown_path = folder / f"{stem}.json", folder / f"{stem}.md"
+    json_path.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    markdown_path.write_text(to_markdown(card), encoding="utf-8")
+    return json_path, markdown_path
