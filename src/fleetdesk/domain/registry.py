@@ -132,13 +132,21 @@ class Registry:
             raise UnknownModelError(model_id, self.suggest(model_id)) from None
 
     def suggest(self, model_id: str, limit: int = 3) -> list[str]:
-        return difflib.get_close_matches(model_id, self.models, n=limit, cutoff=0.5)
+        """Known ids close to ``model_id``: ids it starts or is part of first, then look-alikes."""
+        needle = model_id.casefold()
+        containing = sorted(
+            (known for known in self.models if needle and needle in known.casefold()),
+            key=lambda known: (not known.casefold().startswith(needle), len(known), known),
+        )
+        similar = difflib.get_close_matches(model_id, self.models, n=limit, cutoff=0.5)
+        return list(dict.fromkeys(containing + similar))[:limit]
 
     def model_type(self, model_id: str) -> ModelType:
         return self.vocabulary.parse(self.get(model_id).type)
 
     def downstream(self, model_id: str) -> list[Model]:
         """Every model that transitively takes knowledge from this one (blast radius)."""
+        self.get(model_id)  # an unknown id is an error, not an empty blast radius
         seen: set[str] = set()
         queue = deque(self._downstream.get(model_id, ()))
         while queue:
