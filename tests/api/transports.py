@@ -1,0 +1,53 @@
+"""httpx transports that sit between the real client and the real server, like a bad network or proxy.
+
+They never answer for the server: every request they pass reaches it, so what
+the server does is real; they only lose answers or refuse one route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+
+
+class LoseResponses(httpx.AsyncBaseTransport):
+    """Delivers requests but loses the first ``count`` matching responses, as a client timeout would."""
+
+    def __init__(self, count: int, match: Callable[[httpx.Request], bool] = lambda r: r.method == "POST") -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._remaining = count
+        self._match = match
+        self.lost: list[httpx.Request] = []
+        self.delivered: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        if self._remaining > 0 and self._match(request):
+            await response.aread()  # the server finished its work; only the answer is lost
+            await response.aclose()
+            self._remaining -= 1
+            self.lost.append(request)
+            raise httpx.ReadTimeout("simulated: the response was lost", request=request)
+        self.delivered.append(request)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class BlockStream(httpx.AsyncBaseTransport):
+    """A proxy that does not pass event streams: ``/v1/events`` gets 404, everything else goes through."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.blocked = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/events":
+            self.blocked += 1
+            return httpx.Response(404, headers={"content-type": "text/html"}, text="<h1>404</h1>", request=request)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
