@@ -27,7 +27,8 @@ class Health(StrEnum):
 class StabilitySums(BaseModel):
     """Additive sums over any number of events (one bucket, or many merged)."""
 
-    model_config = ConfigDict(frozen=True)
+    # One inf or NaN would poison every window it is merged into.
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     weight: float = Field(default=0.0, ge=0.0, description="Event count or total weight")
     label_sum: float = Field(default=0.0, ge=0.0)
@@ -89,15 +90,15 @@ class StabilityBucket(StabilitySums):
 
 def merge(sums: Iterable[StabilitySums]) -> StabilitySums:
     """Sum buckets into one window (associative and order-independent)."""
-    total = StabilitySums()
-    for item in sums:
-        total = total + StabilitySums(
-            weight=item.weight,
-            label_sum=item.label_sum,
-            prediction_sum=item.prediction_sum,
-            cross_entropy_sum=item.cross_entropy_sum,
-        )
-    return total
+    items = list(sums)
+    # fsum rounds each total exactly once, so any order of the same buckets
+    # gives the identical window, bit for bit.
+    return StabilitySums(
+        weight=math.fsum(item.weight for item in items),
+        label_sum=math.fsum(item.label_sum for item in items),
+        prediction_sum=math.fsum(item.prediction_sum for item in items),
+        cross_entropy_sum=math.fsum(item.cross_entropy_sum for item in items),
+    )
 
 
 def log_loss(prediction: float, label: float) -> float:
@@ -114,7 +115,7 @@ def binary_entropy(rate: float) -> float:
 class HealthBands(BaseModel):
     """Healthy ranges for one model type (there are no universal bands)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     calibration_low: float = Field(gt=0.0)
     calibration_high: float = Field(gt=0.0)
