@@ -1,0 +1,1 @@
+"""Triage handoff snapshots: export (JSON + Markdown + SVG) and read-only reopen."""

@@ -1,0 +1,45 @@
+"""The Markdown summary: the four handoff questions answered, and data that cannot inject Markdown or escapes."""
+
+from __future__ import annotations
+
+import re
+
+import factory
+
+from fleetdesk.snapshot import markdown
+
+
+def test_summary_answers_what_is_wrong_done_open_and_next() -> None:
+    text = markdown.render(factory.snapshot(), files="handoff.json")
+    sections = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert sections[:4] == ["What is wrong", "What was done", "What is still open", "Next steps (from notes)"]
+    assert "error budget left -96.0%" in text
+    assert "Alert firing: page-fast" in text
+    assert "**rollback** (serving `ig_feed_late_mtml_exp7` to `ig_feed_late_mtml_base`" in text
+    assert "Incident 7 is acknowledged by alice." in text
+    assert "next: watch NE after rollback; page ranking-infra if it stays high" in text
+    assert "`fleetdesk open handoff.json`" in text
+
+
+def test_hostile_note_is_inert_markdown_and_has_no_control_characters() -> None:
+    hostile = "[click](https://evil.example) ![x](y) <img src=x> `code` **bold** # head \x1b[2J\u202e done\n- item"
+    text = markdown.render(factory.snapshot(note=hostile))
+    line = next(item for item in text.splitlines() if item.startswith("- ") and "click" in item and "alice:" in item)
+    assert "\\[click\\]\\(https://evil.example\\)" in line
+    assert "!\\[x\\]" in line and "\\<img src=x\\>" in line
+    assert "\\`code\\`" in line and "\\*\\*bold\\*\\*" in line and "\\# head" in line
+    assert "\\x1b" in line and "\\u202e" in line and "\\x0a- item" in line
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e]", text)
+
+
+def test_code_span_fence_outgrows_backticks_inside() -> None:
+    assert markdown.code("a``b") == "```a``b```"
+    assert markdown.code("`x") == "`` `x ``"
+
+
+def test_nothing_done_and_no_notes_say_so() -> None:
+    snap = factory.snapshot(audit_records=0)
+    snap = snap.model_copy(update={"incident": snap.incident.model_copy(update={"notes": []})})
+    text = markdown.render(snap)
+    assert "- Nothing yet: no action is recorded in the audit log." in text
+    assert "- No notes were left." in text
