@@ -1,0 +1,213 @@
+"""Loading fleet files: resolve a name or path, validate everything, report it all at once.
+
+A broken fleet file is reported as one ``FleetFileError`` that names the file,
+then every problem with the model it belongs to and the field, so a fixture
+author fixes the whole file in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from fleetdesk import locations
+from fleetdesk.domain.fleet import FleetFile, MetricIncident
+from fleetdesk.domain.registry import Model, Registry, RegistryError
+from fleetdesk.domain.stability import HealthBands, StabilityBucket
+from fleetdesk.domain.synthetic import BucketRow, Timeline, bucket_from_row, incidents_by_model, synthesize_rows
+from fleetdesk.domain.text import sanitize
+
+BUILTIN_FLEETS = ("small", "large")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class FleetFileError(ValueError):
+    """A fleet file that cannot be used; the message lists every problem found."""
+
+    def __init__(self, source: Path | str, problems: list[str]) -> None:
+        self.source = str(source)
+        self.problems = problems
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        super().__init__(f"{sanitize(self.source)}: {len(problems)} problem(s) in fleet file:\n{lines}")
+
+
+class Fleet:
+    """A validated fleet: its file, its registry, and its metric history on demand."""
+
+    def __init__(self, file: FleetFile, registry: Registry, source: Path) -> None:
+        self.file = file
+        self.registry = registry
+        self.source = source
+        history = file.history
+        self.timeline = Timeline(history.start, history.end, history.bucket)
+        self._incidents = incidents_by_model(history.incidents)
+
+    @property
+    def name(self) -> str:
+        return self.file.name
+
+    def model(self, model_id: str) -> Model:
+        """The model with this id (UnknownModelError with suggestions otherwise)."""
+        return self.registry.get(model_id)
+
+    def bands_for(self, model_id: str) -> HealthBands:
+        return self.file.bands_for(self.model(model_id).type)
+
+    def incidents_for(self, model_id: str) -> list[MetricIncident]:
+        return list(self._incidents.get(model_id, ()))
+
+    def rows(self, model_id: str) -> list[BucketRow]:
+        """One model's buckets as plain rows (no validation per bucket)."""
+        self.model(model_id)
+        profile = self.file.history.profiles[model_id]
+        return synthesize_rows(model_id, profile, self._incidents.get(model_id, ()), self.timeline)
+
+    def buckets(self, model_id: str) -> Iterator[StabilityBucket]:
+        return map(bucket_from_row, self.rows(model_id))
+
+    def all_rows(self) -> Iterator[tuple[str, list[BucketRow]]]:
+        """Every model's rows, model by model: the bulk-load fast path."""
+        for model_id in self.registry.models:
+            yield model_id, self.rows(model_id)
+
+    def all_buckets(self) -> Iterator[tuple[str, StabilityBucket]]:
+        for model_id, rows in self.all_rows():
+            for row in rows:
+                yield model_id, bucket_from_row(row)
+
+
+def resolve_fleet_path(name_or_path: str) -> Path:
+    """A built-in fleet name ("small", "large") to its fixture file; anything else is a path."""
+    if name_or_path in BUILTIN_FLEETS:
+        return locations.fleets_dir() / f"{name_or_path}.json"
+    return Path(name_or_path)
+
+
+def load_fleet(name_or_path: str, end_at: datetime | None = None) -> Fleet:
+    """Load and fully validate a fleet; with ``end_at``, move its history to end there."""
+    path = resolve_fleet_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        hint = f" (built-in fleets: {', '.join(BUILTIN_FLEETS)})" if not path.exists() else ""
+        raise FleetFileError(path, [f"cannot read: {sanitize(str(getattr(error, 'strerror', None) or error))}{hint}"]) from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FleetFileError(path, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]) from None
+    file = parse_fleet_file(raw, path)
+    if end_at is not None:
+        file = shift_history(file, end_at)
+    return build_fleet(file, path)
+
+
+def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
+    """Validate decoded JSON against the fleet schema; FleetFileError naming model and field."""
+    try:
+        return FleetFile.model_validate(raw)
+    except ValidationError as error:
+        problems = [_describe_schema_error(raw, detail) for detail in error.errors(include_url=False)]
+        raise FleetFileError(source, problems) from None
+
+
+def build_fleet(file: FleetFile, source: Path) -> Fleet:
+    """Check registry rules and history references together, then wrap the fleet."""
+    problems: list[str] = []
+    registry: Registry | None = None
+    try:
+        registry = Registry(file.models, file.vocabulary)
+    except RegistryError as error:
+        problems.extend(
+            f"model {_quote(v.model_id)}: {sanitize(v.field)}: {sanitize(v.message)}" for v in error.violations
+        )
+    model_ids = {model.id for model in file.models}
+    profiles = file.history.profiles
+    problems.extend(
+        f"model {_quote(model.id)}: history.profiles: no metric profile for this model"
+        for model in file.models
+        if model.id not in profiles
+    )
+    problems.extend(
+        f"history.profiles.{_quote(model_id)}: not a model of this fleet"
+        for model_id in profiles
+        if model_id not in model_ids
+    )
+    problems.extend(
+        f"incident {index} (history.incidents[{index}]): model_id: unknown model {_quote(incident.model_id)}"
+        for index, incident in enumerate(file.history.incidents)
+        if incident.model_id not in model_ids
+    )
+    if problems or registry is None:
+        raise FleetFileError(source, problems)
+    return Fleet(file, registry, source)
+
+
+def shift_history(file: FleetFile, end_at: datetime) -> FleetFile:
+    """The same fleet with its history (and incidents) moved to end at ``end_at`` floored to a bucket."""
+    history = file.history
+    end = end_at - (end_at - _EPOCH) % history.bucket
+    delta = end - history.end
+    incidents = [
+        incident.model_copy(
+            update={"start": incident.start + delta, "end": None if incident.end is None else incident.end + delta}
+        )
+        for incident in history.incidents
+    ]
+    moved = history.model_copy(update={"start": history.start + delta, "end": end, "incidents": incidents})
+    return file.model_copy(update={"history": moved})
+
+
+def _quote(text: object) -> str:
+    return repr(sanitize(str(text), limit=120))
+
+
+def _describe_schema_error(raw: Any, detail: dict[str, Any]) -> str:
+    """'<where>: <field>: <message>' for one pydantic error, resolving list indexes to model ids."""
+    loc = list(detail["loc"])
+    message = sanitize(detail["msg"])
+    value = detail.get("input")
+    if isinstance(value, str | int | float | bool) and detail["type"] not in ("missing", "extra_forbidden"):
+        message += f" (got {_quote(value)})"
+    where = "fleet"
+    if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):
+        index = loc[1]
+        where = f"model {_quote(_model_id_at(raw, index))} (models[{index}])"
+        loc = loc[2:]
+    elif len(loc) >= 3 and loc[:2] == ["history", "profiles"]:
+        where = f"model {_quote(loc[2])} metric profile (history.profiles)"
+        loc = loc[3:]
+    elif len(loc) >= 3 and loc[:2] == ["history", "incidents"] and isinstance(loc[2], int):
+        index = loc[2]
+        incident = _item(raw, "history", "incidents", index)
+        model_id = incident.get("model_id", "?") if isinstance(incident, dict) else "?"
+        where = f"incident {index} of model {_quote(model_id)} (history.incidents[{index}])"
+        loc = loc[3:]
+    return f"{where}: {_field_path(loc)}: {message}"
+
+
+def _model_id_at(raw: Any, index: int) -> str:
+    model = _item(raw, "models", index)
+    model_id = model.get("id") if isinstance(model, dict) else None
+    return model_id if isinstance(model_id, str) and model_id else f"#{index} (no id)"
+
+
+def _item(raw: Any, *path: str | int) -> Any:
+    for step in path:
+        try:
+            raw = raw[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return raw
+
+
+def _field_path(loc: list[str | int]) -> str:
+    """('upstream_model_ids', 2) -> 'upstream_model_ids[2]'; empty -> '(whole record)'."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return sanitize(text) if text else "(whole record)"
