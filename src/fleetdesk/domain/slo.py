@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from fleetdesk.domain.stability import Health
 
@@ -32,7 +32,13 @@ class BurnRateRule(BaseModel):
     severity: Severity
     long_window: timedelta
     short_window: timedelta
-    threshold: float = Field(gt=0.0)
+    threshold: float = Field(gt=0.0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _windows_ordered(self) -> BurnRateRule:
+        if not timedelta(0) < self.short_window <= self.long_window:
+            raise ValueError("windows must satisfy 0 < short_window <= long_window")
+        return self
 
 
 DEFAULT_RULES: tuple[BurnRateRule, ...] = (
@@ -54,6 +60,18 @@ class SloPolicy(BaseModel):
     window: timedelta = timedelta(days=28)
     slice: timedelta = timedelta(hours=1)
     rules: tuple[BurnRateRule, ...] = DEFAULT_RULES
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SloPolicy:
+        if self.slice <= timedelta(0):
+            raise ValueError("slice must be positive")
+        if self.window < self.slice:
+            raise ValueError("window must hold at least one slice")
+        names = [rule.name for rule in self.rules]
+        if len(set(names)) != len(names):
+            # Alerts are keyed by rule name downstream (incidents, rule files).
+            raise ValueError(f"rule names must be unique: {names}")
+        return self
 
 
 class SliceHealth(BaseModel):
