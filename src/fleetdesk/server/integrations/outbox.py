@@ -1,30 +1,34 @@
 """A durable outbox for outbound pages: stored before the first try, retried until delivered.
 
-A page that could not be delivered (Alertmanager down, webhook receiver
-failing) is never dropped: it stays in a SQLite table and a background task
-retries it with full-jitter exponential backoff, across restarts, until it
-goes through. Each try's outcome is reported to a listener so the server can
-record it on the incident's timeline.
+A delivery that fails (Alertmanager down, a webhook receiver failing) is never
+dropped: it stays in a SQLite table and a background thread retries it with
+full-jitter exponential backoff, across restarts, until it goes through. Every
+try's outcome goes to the listeners, so the server can show it on the incident.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import random
 import sqlite3
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+FIRST_TRY_GRACE = 60.0
+"""Seconds after which a stored delivery whose first try never reported back (crash) is retried."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS integration_outbox (
     id INTEGER PRIMARY KEY,
     target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    about_id INTEGER,
     incident_id INTEGER,
     model_id TEXT NOT NULL,
     description TEXT NOT NULL,
@@ -39,9 +43,6 @@ CREATE INDEX IF NOT EXISTS integration_outbox_due
     ON integration_outbox (target, next_attempt_at) WHERE delivered_at IS NULL;
 """
 
-FIRST_TRY_GRACE = 60.0
-"""Seconds after which a stored delivery whose first try never finished is retried."""
-
 
 class RetryBackoff(BaseModel):
     """Full-jitter exponential backoff; retries never stop, they only slow down to ``max_delay``."""
@@ -53,7 +54,7 @@ class RetryBackoff(BaseModel):
 
     def delay(self, failures: int, rng: random.Random) -> float:
         ceiling = min(self.max_delay, self.base_delay * 2 ** min(failures - 1, 32))
-        return rng.uniform(ceiling / 10, ceiling)
+        return rng.uniform(0.0, ceiling)
 
 
 class OutboxEntry(BaseModel):
@@ -63,6 +64,8 @@ class OutboxEntry(BaseModel):
 
     id: int
     target: str
+    kind: str = Field(description="What the delivery does, e.g. 'page' or 'resolve'")
+    about_id: int | None = Field(description="The earlier delivery this one follows up (a resolve's page)")
     incident_id: int | None
     model_id: str
     description: str = Field(description="What is being sent, in plain words (for timelines)")
@@ -78,160 +81,164 @@ class DeliveryFailed(Exception):
     """A delivery try failed; the message says why in plain words (no secrets)."""
 
 
-Deliver = Callable[[Any], Awaitable[None]]
-OutcomeListener = Callable[[OutboxEntry, str | None], Awaitable[None]]
-"""Called after every try: the entry as it stands now, and the error (None when delivered)."""
+Deliver = Callable[[Any], None]
+Sweep = Callable[[], None]
+OutcomeListener = Callable[[OutboxEntry, str | None], None]
+"""Called after every try with the entry as it stands and the error (None when delivered)."""
 
 
 class Outbox:
-    """Durable deliveries for one target, with a retry task started by ``start``."""
+    """Durable deliveries for one target; ``start`` runs the retry thread."""
 
     def __init__(
         self,
-        db_path: Path,
+        db_path: Path | str,
         target: str,
         deliver: Deliver,
         backoff: RetryBackoff | None = None,
         rng: random.Random | None = None,
+        sweep: Sweep | None = None,
+        sweep_interval: float = 2.0,
     ) -> None:
-        self.db_path = db_path
+        self.db_path = Path(db_path)
         self.target = target
         self._deliver = deliver
+        self._sweep = sweep
+        self._sweep_interval = sweep_interval
         self.backoff = backoff or RetryBackoff()
         self._rng = rng or random.Random()
         self._listeners: list[OutcomeListener] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        # The first try (from send) and the retry loop must never send the same entry at once.
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        # The first try (from send) and the retry thread never send one entry at once.
         self._in_flight: set[int] = set()
-        with contextlib.closing(self._connect()) as db:
+        self._in_flight_lock = threading.Lock()
+        with contextlib.closing(self.connect()) as db:
             db.executescript(_SCHEMA)
 
     def add_listener(self, listener: OutcomeListener) -> None:
         self._listeners.append(listener)
 
-    def _connect(self) -> sqlite3.Connection:
+    def send(self, kind: str, model_id: str, incident_id: int | None, description: str, payload: Any,
+             about_id: int | None = None) -> OutboxEntry:
+        """Store the delivery, then try it once now; a failure leaves it queued for retry."""
+        return self._attempt(self._insert(kind, about_id, model_id, incident_id, description, payload))
+
+    def pending(self) -> list[OutboxEntry]:
+        """Deliveries not through yet, oldest first."""
+        return self._select("target = ? AND delivered_at IS NULL", (self.target,))
+
+    def for_incident(self, incident_id: int) -> list[OutboxEntry]:
+        """Every delivery made for one incident, oldest first."""
+        return self._select("target = ? AND incident_id = ?", (self.target, incident_id))
+
+    def start(self) -> None:
+        """Retry due deliveries in a background thread (also those left by an earlier run)."""
+        if self._thread is None:
+            self._stopping.clear()
+            self._thread = threading.Thread(target=self._retry_loop, name=f"outbox-{self.target}", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stopping.set()
+            self._wake.set()
+            self._thread.join(timeout=30.0)
+            self._thread = None
+
+    def _retry_loop(self) -> None:
+        while not self._stopping.is_set():
+            if self._sweep is not None:
+                self._sweep()
+            for entry in self._select(
+                "target = ? AND delivered_at IS NULL AND next_attempt_at <= ?", (self.target, _iso(_now()))
+            ):
+                if self._stopping.is_set():
+                    return
+                self._attempt(entry)
+            wait = self._seconds_to_next()
+            if self._sweep is not None:
+                wait = self._sweep_interval if wait is None else min(wait, self._sweep_interval)
+            self._wake.wait(timeout=wait)
+            self._wake.clear()
+
+    def _attempt(self, entry: OutboxEntry) -> OutboxEntry:
+        with self._in_flight_lock:
+            if entry.id in self._in_flight:
+                return entry
+            self._in_flight.add(entry.id)
+        try:
+            error: str | None = None
+            try:
+                self._deliver(entry.payload)
+            except DeliveryFailed as failure:
+                error = str(failure)
+            now = _now()
+            if error is None:
+                updated = self._update(
+                    "attempts = attempts + 1, delivered_at = ?, last_error = NULL", (_iso(now),), entry.id
+                )
+            else:
+                retry_at = now + timedelta(seconds=self.backoff.delay(entry.attempts + 1, self._rng))
+                updated = self._update(
+                    "attempts = attempts + 1, next_attempt_at = ?, last_error = ?", (_iso(retry_at), error), entry.id
+                )
+                self._wake.set()
+        finally:
+            with self._in_flight_lock:
+                self._in_flight.discard(entry.id)
+        for listener in self._listeners:
+            listener(updated, error)
+        return updated
+
+    def connect(self) -> sqlite3.Connection:
+        """A connection to the outbox database (autocommit; close it after use)."""
         db = sqlite3.connect(self.db_path, timeout=10.0, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         return db
 
-    async def send(self, model_id: str, incident_id: int | None, description: str, payload: Any) -> OutboxEntry:
-        """Store the delivery, then try it once now; a failure leaves it queued for retry."""
-        entry = await asyncio.to_thread(self._insert, model_id, incident_id, description, payload)
-        return await self._attempt(entry)
+    def _insert(self, kind: str, about_id: int | None, model_id: str, incident_id: int | None, description: str,
+                payload: Any) -> OutboxEntry:
+        now = _now()
+        # The first try follows at once; the retry thread only takes the entry
+        # over if that try never reports back (the process died mid-try).
+        with contextlib.closing(self.connect()) as db:
+            row = db.execute(
+                "INSERT INTO integration_outbox (target, kind, about_id, incident_id, model_id, description,"
+                " payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+                (self.target, kind, about_id, incident_id, model_id, description, json.dumps(payload), _iso(now),
+                 _iso(now + timedelta(seconds=FIRST_TRY_GRACE))),
+            ).fetchone()
+        return _entry(row)
 
-    def pending(self) -> list[OutboxEntry]:
-        """Deliveries not yet through, oldest first."""
-        with contextlib.closing(self._connect()) as db:
-            rows = db.execute(
-                "SELECT * FROM integration_outbox WHERE target = ? AND delivered_at IS NULL ORDER BY id",
-                (self.target,),
-            ).fetchall()
+    def _update(self, assignments: str, values: tuple[Any, ...], entry_id: int) -> OutboxEntry:
+        with contextlib.closing(self.connect()) as db:
+            row = db.execute(
+                f"UPDATE integration_outbox SET {assignments} WHERE id = ? RETURNING *", (*values, entry_id)
+            ).fetchone()
+        return _entry(row)
+
+    def _select(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
+        with contextlib.closing(self.connect()) as db:
+            rows = db.execute(f"SELECT * FROM integration_outbox WHERE {where} ORDER BY id", values).fetchall()
         return [_entry(row) for row in rows]
 
-    def get(self, entry_id: int) -> OutboxEntry:
-        with contextlib.closing(self._connect()) as db:
-            row = db.execute("SELECT * FROM integration_outbox WHERE id = ?", (entry_id,)).fetchone()
-        if row is None:
-            raise KeyError(entry_id)
-        return _entry(row)
-
-    def start(self) -> None:
-        """Start retrying due deliveries in the background (also those left by an earlier run)."""
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._retry_loop(), name=f"outbox-{self.target}")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _retry_loop(self) -> None:
-        while True:
-            due = await asyncio.to_thread(self._due, datetime.now(UTC))
-            for entry in due:
-                await self._attempt(entry)
-            wait = await asyncio.to_thread(self._seconds_to_next, datetime.now(UTC))
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=wait)
-
-    async def _attempt(self, entry: OutboxEntry) -> OutboxEntry:
-        if entry.id in self._in_flight:
-            return entry
-        self._in_flight.add(entry.id)
-        error: str | None = None
-        try:
-            await self._deliver(entry.payload)
-        except DeliveryFailed as failure:
-            error = str(failure)
-        finally:
-            self._in_flight.discard(entry.id)
-        now = datetime.now(UTC)
-        if error is None:
-            updated = await asyncio.to_thread(self._mark_delivered, entry.id, now)
-        else:
-            delay = self.backoff.delay(entry.attempts + 1, self._rng)
-            updated = await asyncio.to_thread(self._mark_failed, entry.id, now, now + timedelta(seconds=delay), error)
-            self._wake.set()
-        for listener in self._listeners:
-            await listener(updated, error)
-        return updated
-
-    def _insert(self, model_id: str, incident_id: int | None, description: str, payload: Any) -> OutboxEntry:
-        now = datetime.now(UTC)
-        # The first try happens right after this; the retry loop only takes the
-        # entry over if that try never reports back (e.g. the process died).
-        unclaimed_after = now + timedelta(seconds=FIRST_TRY_GRACE)
-        with contextlib.closing(self._connect()) as db:
-            cursor = db.execute(
-                "INSERT INTO integration_outbox (target, incident_id, model_id, description, payload, created_at,"
-                " next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
-                (self.target, incident_id, model_id, description, json.dumps(payload), _iso(now),
-                 _iso(unclaimed_after)),
-            )
-            return _entry(cursor.fetchone())
-
-    def _mark_delivered(self, entry_id: int, now: datetime) -> OutboxEntry:
-        with contextlib.closing(self._connect()) as db:
-            row = db.execute(
-                "UPDATE integration_outbox SET attempts = attempts + 1, delivered_at = ?, last_error = NULL"
-                " WHERE id = ? RETURNING *",
-                (_iso(now), entry_id),
-            ).fetchone()
-        return _entry(row)
-
-    def _mark_failed(self, entry_id: int, now: datetime, retry_at: datetime, error: str) -> OutboxEntry:
-        with contextlib.closing(self._connect()) as db:
-            row = db.execute(
-                "UPDATE integration_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?"
-                " WHERE id = ? RETURNING *",
-                (_iso(retry_at), error, entry_id),
-            ).fetchone()
-        return _entry(row)
-
-    def _due(self, now: datetime) -> list[OutboxEntry]:
-        with contextlib.closing(self._connect()) as db:
-            rows = db.execute(
-                "SELECT * FROM integration_outbox WHERE target = ? AND delivered_at IS NULL"
-                " AND next_attempt_at <= ? ORDER BY id",
-                (self.target, _iso(now)),
-            ).fetchall()
-        return [_entry(row) for row in rows]
-
-    def _seconds_to_next(self, now: datetime) -> float | None:
-        with contextlib.closing(self._connect()) as db:
-            row = db.execute(
-                "SELECT MIN(next_attempt_at) FROM integration_outbox WHERE target = ? AND delivered_at IS NULL"
-                " AND attempts > 0",
+    def _seconds_to_next(self) -> float | None:
+        with contextlib.closing(self.connect()) as db:
+            (earliest,) = db.execute(
+                "SELECT MIN(next_attempt_at) FROM integration_outbox WHERE target = ? AND delivered_at IS NULL",
                 (self.target,),
             ).fetchone()
-        if row[0] is None:
+        if earliest is None:
             return None
-        return max((datetime.fromisoformat(row[0]) - now).total_seconds(), 0.0)
+        return max((datetime.fromisoformat(earliest) - _now()).total_seconds(), 0.0)
+
+
+def _now() -> datetime:
+    # Retry timing follows the wall clock, never the server's (possibly frozen) clock.
+    return datetime.now(UTC)
 
 
 def _iso(moment: datetime) -> str:
@@ -240,11 +247,13 @@ def _iso(moment: datetime) -> str:
 
 
 def _entry(row: tuple[Any, ...]) -> OutboxEntry:
-    (entry_id, target, incident_id, model_id, description, payload, created_at, attempts, next_attempt_at,
+    (entry_id, target, kind, about_id, incident_id, model_id, description, payload, created_at, attempts, next_attempt_at,
      last_error, delivered_at) = row
     return OutboxEntry(
         id=entry_id,
         target=target,
+        kind=kind,
+        about_id=about_id,
         incident_id=incident_id,
         model_id=model_id,
         description=description,

@@ -1,7 +1,7 @@
-"""A small async client for Prometheus' HTTP query API (/api/v1/query, /api/v1/query_range).
+"""A small client for Prometheus' HTTP query API (/api/v1/query, /api/v1/query_range).
 
-Every way a query can fail becomes one of two errors carrying RFC 9457 problem
-details: ``PrometheusUnreachable`` (no answer in time: connection refused,
+Every way a query can fail becomes one of two errors that are both the
+server's ``MetricsSourceError`` and a ``Problem`` (RFC 9457 details): ``PrometheusUnreachable`` (no answer in time: connection refused,
 timeout, a proxy's 502/503/504) and ``PrometheusQueryError`` (Prometheus
 answered and refused or failed the query, with its own errorType and error).
 """
@@ -16,7 +16,9 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import ProblemDetails, ProblemType
+from fleetdesk.server.metrics_source import MetricsSourceError
+from fleetdesk.server.problems import Problem
+from fleetdesk.wire import ProblemType
 
 
 class PrometheusTimeouts(BaseModel):
@@ -33,12 +35,11 @@ class PrometheusTimeouts(BaseModel):
         return httpx.Timeout(connect=self.connect, read=self.query + 2.0, write=self.connect, pool=self.connect)
 
 
-class PrometheusError(Exception):
-    """A failed Prometheus call; ``problem`` is what the API answers with."""
+class PrometheusError(MetricsSourceError, Problem):
+    """A failed Prometheus call; ``details`` is the problem the API answers with."""
 
-    def __init__(self, problem: ProblemDetails) -> None:
-        self.problem = problem
-        super().__init__(f"{problem.title}: {problem.detail}")
+    def __init__(self, status: int, type_: ProblemType, title: str, detail: str) -> None:
+        Problem.__init__(self, status, type_, sanitize(detail), title=title)
 
 
 class PrometheusUnreachable(PrometheusError):
@@ -95,23 +96,14 @@ class QueryResult(BaseModel):
 
 def _unreachable(base_url: str, detail: str) -> PrometheusUnreachable:
     return PrometheusUnreachable(
-        ProblemDetails(
-            type=ProblemType.UNAVAILABLE,
-            title="Prometheus unreachable",
-            status=503,
-            detail=sanitize(f"no answer from Prometheus at {base_url}: {detail}"),
-        )
+        503, ProblemType.UNAVAILABLE, "Prometheus unreachable", f"no answer from Prometheus at {base_url}: {detail}"
     )
 
 
 def _query_error(status: int, error_type: str, error: str) -> PrometheusQueryError:
     return PrometheusQueryError(
-        ProblemDetails(
-            type=ProblemType.METRICS_SOURCE,
-            title="Prometheus query failed",
-            status=502,
-            detail=sanitize(f"Prometheus answered HTTP {status} ({error_type}): {error}"),
-        )
+        502, ProblemType.METRICS_SOURCE, "Prometheus query failed",
+        f"Prometheus answered HTTP {status} ({error_type}): {error}",
     )
 
 
@@ -120,40 +112,42 @@ def _value(text: str) -> float:
 
 
 class PrometheusApi:
-    """Reads Prometheus' query API; one instance per base URL, closed with ``aclose``."""
+    """Reads Prometheus' query API; one instance per base URL (thread-safe), closed with ``close``."""
 
     def __init__(
         self,
         base_url: str,
         timeouts: PrometheusTimeouts | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts or PrometheusTimeouts()
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeouts.for_httpx(), transport=transport)
+        self._http = httpx.Client(base_url=self.base_url, timeout=self.timeouts.for_httpx(), transport=transport)
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
+    def close(self) -> None:
+        self._http.close()
 
-    async def query(self, expr: str, at: datetime) -> QueryResult:
+    def query(self, expr: str, at: datetime) -> QueryResult:
         """An instant query evaluated at ``at``."""
-        return await self._call("/api/v1/query", {"query": expr, "time": _timestamp(at)})
+        return self._call("/api/v1/query", {"query": expr, "time": _timestamp(at)})
 
-    async def query_range(self, expr: str, start: datetime, end: datetime, step: timedelta) -> QueryResult:
+    def query_range(self, expr: str, start: datetime, end: datetime, step: timedelta) -> QueryResult:
         """A range query evaluated at start, start+step, … up to end (inclusive)."""
-        return await self._call(
+        return self._call(
             "/api/v1/query_range",
             {"query": expr, "start": _timestamp(start), "end": _timestamp(end), "step": f"{step.total_seconds():g}"},
         )
 
-    async def _call(self, path: str, params: dict[str, str]) -> QueryResult:
+    def _call(self, path: str, params: dict[str, str]) -> QueryResult:
         params = {**params, "timeout": f"{self.timeouts.query:g}s"}
         try:
-            response = await self._http.post(path, data=params)
+            response = self._http.post(path, data=params)
         except httpx.TimeoutException:
-            raise _unreachable(self.base_url, "timed out") from None
+            raise _unreachable(self.base_url, f"timed out (limit {self.timeouts.query:g}s)") from None
+        except httpx.ConnectError:
+            raise _unreachable(self.base_url, "connection refused or host unreachable") from None
         except httpx.TransportError as error:
-            raise _unreachable(self.base_url, type(error).__name__) from None
+            raise _unreachable(self.base_url, f"network error ({type(error).__name__})") from None
         if response.status_code in (502, 503, 504) and not _is_prometheus_error(response):
             raise _unreachable(self.base_url, f"HTTP {response.status_code}")
         try:

@@ -1,0 +1,1 @@
+"""The reference backend: FastAPI app over a SQLite store (see fleetdesk.wire for the contract)."""

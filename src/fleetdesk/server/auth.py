@@ -1,0 +1,105 @@
+"""Bearer tokens: who is calling, with which role and team scope, and what they may do.
+
+Tokens are random, shown once at creation, and stored only as SHA-256 hashes.
+Expiry is judged by the wall clock, never by a frozen demo clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from datetime import timedelta
+
+from fleetdesk.server.clock import wall_clock
+from fleetdesk.server.problems import Problem
+from fleetdesk.server.store import Store, iso, parse_iso
+from fleetdesk.wire import AccessRole, ProblemType, WhoAmI
+
+TOKEN_PREFIX = "fdk_"
+DEMO_USER = "demo"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated caller (no token material kept)."""
+
+    user: str
+    role: AccessRole
+    teams: tuple[str, ...]
+    demo: bool = False
+
+    def who(self) -> WhoAmI:
+        return WhoAmI(user=self.user, role=self.role, teams=list(self.teams), demo=self.demo)
+
+    def may_act_on(self, team: str) -> bool:
+        return self.role is AccessRole.ADMIN or (self.role is AccessRole.ONCALL and team in self.teams)
+
+    def require(self, permission: str, allowed: bool, what: str) -> None:
+        """403 naming the missing permission unless ``allowed``."""
+        if not allowed:
+            scope = f" (teams: {', '.join(self.teams)})" if self.teams else ""
+            raise Problem(403, ProblemType.FORBIDDEN,
+                          f"{self.user} ({self.role}{scope}) may not {what}: needs permission {permission}",
+                          missing_permission=permission)
+
+    def require_act(self, team: str, what: str) -> None:
+        self.require(f"act:{team}", self.may_act_on(team), what)
+
+    def require_admin(self, permission: str, what: str) -> None:
+        self.require(permission, self.role is AccessRole.ADMIN, what)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def create_token(store: Store, user: str, role: AccessRole, teams: list[str],
+                 expires_in: timedelta | None = None) -> str:
+    """Store a new token (hashed) and return it: the only time it is ever visible."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = wall_clock()
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO tokens (hash, user, role, teams, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (hash_token(token), user, role.value, json.dumps(sorted(set(teams))), iso(now),
+             None if expires_in is None else iso(now + expires_in)),
+        )
+    return token
+
+
+def revoke_tokens(store: Store, *, user: str | None = None, token: str | None = None) -> int:
+    """Revoke by user (all of theirs) or by token value; returns how many were revoked."""
+    with store.write() as conn:
+        if token is not None:
+            cursor = conn.execute("UPDATE tokens SET revoked = 1 WHERE hash = ? AND revoked = 0", (hash_token(token),))
+        else:
+            cursor = conn.execute("UPDATE tokens SET revoked = 1 WHERE user = ? AND revoked = 0", (user,))
+        return cursor.rowcount
+
+
+def _unauthenticated(detail: str) -> Problem:
+    return Problem(401, ProblemType.UNAUTHENTICATED, detail, headers={"WWW-Authenticate": 'Bearer realm="fleetdesk"'})
+
+
+def authenticate(conn: sqlite3.Connection, authorization: str | None, demo: bool) -> Principal:
+    """The principal for an Authorization header value (or the demo viewer)."""
+    if not authorization:
+        if demo:
+            return Principal(user=DEMO_USER, role=AccessRole.VIEWER, teams=(), demo=True)
+        raise _unauthenticated("missing bearer token (create one with: fleetdesk token create --role viewer ...)")
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthenticated("expected 'Authorization: Bearer <token>'")
+    row = conn.execute("SELECT user, role, teams, expires_at, revoked FROM tokens WHERE hash = ?",
+                       (hash_token(token),)).fetchone()
+    if row is None:
+        raise _unauthenticated("unknown token")
+    if row["revoked"]:
+        raise _unauthenticated("token revoked")
+    if row["expires_at"] is not None and parse_iso(row["expires_at"]) <= wall_clock():
+        raise _unauthenticated("token expired")
+    return Principal(user=row["user"], role=AccessRole(row["role"]), teams=tuple(json.loads(row["teams"])))

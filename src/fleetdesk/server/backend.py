@@ -1,0 +1,94 @@
+"""The backend's parts wired together: store, clock, fleet config, registry, event notifier, adapters."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from fleetdesk.domain.registry import Registry
+from fleetdesk.server import slo_board
+from fleetdesk.server.clock import Clock
+from fleetdesk.server.events import EventNotifier
+from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
+from fleetdesk.server.paging import PagingTarget, StorePagingTarget
+from fleetdesk.server.store import FleetConfig, Store
+
+log = logging.getLogger("fleetdesk.server")
+
+
+@dataclass
+class Backend:
+    store: Store
+    clock: Clock
+    config: FleetConfig
+    registry: Registry
+    paging: PagingTarget
+    metrics: MetricsSource
+    demo: bool = False
+    notifier: EventNotifier = field(default_factory=EventNotifier)
+    closing: threading.Event = field(default_factory=threading.Event)
+    _refreshed_slot: int = -1
+    _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(cls, db_path: Path | str, fleet: str | None, clock: Clock, *, demo: bool = False,
+             paging: PagingTarget | None = None, metrics: MetricsSource | None = None) -> Backend:
+        """Open (migrating) the database; seed it from ``fleet`` when it is new."""
+        store = Store(db_path)
+        store.migrate()
+        if not store.is_seeded():
+            if fleet is None:
+                raise ValueError(f"{db_path}: new database and no --fleet to seed it from")
+            from fleetdesk.fleets import load_fleet
+
+            count = store.seed(load_fleet(fleet, end_at=clock.now()))
+            log.info("seeded %s from fleet %s: %d buckets", db_path, fleet, count)
+        config = store.fleet_config()
+        backend = cls(store=store, clock=clock, config=config, registry=store.registry(config),
+                      paging=paging or StorePagingTarget(), metrics=metrics or StoreMetricsSource(store), demo=demo)
+        backend._finish_interrupted_requests()
+        backend.refresh_if_due()
+        return backend
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; event streams are woken once it has committed."""
+        with self.store.write() as conn:
+            yield conn
+        self.notifier.notify()
+
+    def refresh_if_due(self, force: bool = False) -> bool:
+        """Recompute every model's SLO state when a new bucket slot has begun."""
+        with self._refresh_lock:
+            now = self.clock.now()
+            slot = slo_board.slot_index(now, self.config)
+            if slot == self._refreshed_slot and not force:
+                return False
+            with self.write() as conn:
+                slo_board.refresh(conn, self.config, self.registry, now)
+            self._refreshed_slot = slot
+            return True
+
+    def mark_refreshed(self, now: datetime) -> None:
+        """Record that derived state was recomputed at ``now`` by someone else (the clock route)."""
+        self._refreshed_slot = slo_board.slot_index(now, self.config)
+
+    def _finish_interrupted_requests(self) -> None:
+        # A request whose change committed but whose after-commit delivery was cut
+        # short by a crash is done: its response is stored, so replays return it.
+        with self.write() as conn:
+            conn.execute("UPDATE idempotency SET state = 'done' WHERE state = 'in_progress'")
+
+    def begin_shutdown(self) -> None:
+        """End event streams so the server can stop promptly."""
+        self.closing.set()
+        self.notifier.notify()
+
+    def close(self) -> None:
+        self.store.close()

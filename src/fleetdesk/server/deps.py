@@ -1,0 +1,25 @@
+"""FastAPI dependencies: the backend and the authenticated caller."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from fleetdesk.server.auth import Principal, authenticate
+from fleetdesk.server.backend import Backend
+
+
+def get_backend(request: Request) -> Backend:
+    return request.app.state.backend
+
+
+def get_principal(
+    backend: Annotated[Backend, Depends(get_backend)],
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Principal:
+    return authenticate(backend.store.connection(), authorization, backend.demo)
+
+
+BackendDep = Annotated[Backend, Depends(get_backend)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -1,0 +1,75 @@
+"""An in-process server on a random loopback port with a temp database: for the console, drills and tests."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from fleetdesk.server.auth import create_token
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.clock import Clock
+from fleetdesk.server.paging import PagingTarget
+from fleetdesk.server.runner import BackgroundServer, bind
+from fleetdesk.wire import AccessRole
+
+
+@dataclass
+class EmbeddedServer:
+    """A running embedded server. ``tokens``: "admin", "oncall" (every team), "viewer", "oncall:<team>"."""
+
+    url: str
+    db_path: Path
+    tokens: dict[str, str] = field(repr=False)
+    backend: Backend = field(repr=False)
+    _runner: BackgroundServer = field(repr=False)
+    _temp_dir: Path | None = field(default=None, repr=False)
+
+    @property
+    def admin_token(self) -> str:
+        return self.tokens["admin"]
+
+    @property
+    def oncall_token(self) -> str:
+        return self.tokens["oncall"]
+
+    @property
+    def viewer_token(self) -> str:
+        return self.tokens["viewer"]
+
+    def stop(self) -> None:
+        """Stop serving and remove the temp database (a given db_path is kept)."""
+        self._runner.stop()
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
+
+    def __enter__(self) -> EmbeddedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, now: datetime | None = None,
+                   paging: PagingTarget | None = None) -> EmbeddedServer:
+    """Seed (or reuse) a database, start serving on 127.0.0.1:<random>, and mint tokens for each role."""
+    temp_dir = None
+    if db_path is None:
+        temp_dir = Path(tempfile.mkdtemp(prefix="fleetdesk-"))
+        db_path = temp_dir / "fleetdesk.sqlite"
+    db_path = Path(db_path)
+    backend = Backend.open(db_path, fleet, Clock(now), paging=paging)
+    teams = sorted({model.owner_team for model in backend.registry.models.values()})
+    tokens = {
+        "admin": create_token(backend.store, "admin", AccessRole.ADMIN, []),
+        "oncall": create_token(backend.store, "oncall", AccessRole.ONCALL, teams),
+        "viewer": create_token(backend.store, "viewer", AccessRole.VIEWER, []),
+    }
+    for team in teams:
+        tokens[f"oncall:{team}"] = create_token(backend.store, f"oncall-{team}", AccessRole.ONCALL, [team])
+    runner = BackgroundServer(backend, bind("127.0.0.1", 0))
+    runner.start()
+    return EmbeddedServer(url=runner.url, db_path=db_path, tokens=tokens, backend=backend, _runner=runner,
+                          _temp_dir=temp_dir)

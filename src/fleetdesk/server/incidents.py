@@ -1,0 +1,184 @@
+"""Incidents: opened or joined when a model turns unstable or pages, resolved when all is clear.
+
+An incident belongs to the model it opened on; a model whose upstream model
+already has an incident joins that one instead of opening its own, so a
+degraded foundation model gives one incident with its blast radius, not forty.
+``models.open_incident_id`` points at a model's open or acknowledged incident.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from fleetdesk.domain.registry import Registry
+from fleetdesk.domain.slo import Severity
+from fleetdesk.server.events import append_event
+from fleetdesk.server.store import dumps, iso, parse_iso
+from fleetdesk.wire import (
+    EventType,
+    Incident,
+    IncidentDetail,
+    IncidentEventData,
+    IncidentPage,
+    IncidentState,
+    Note,
+    TimelineEntry,
+)
+
+_SEVERITY_RANK = {Severity.PAGE: 0, Severity.TICKET: 1}
+
+
+def _optional_time(text: str | None) -> datetime | None:
+    return None if text is None else parse_iso(text)
+
+
+def incident_from_row(row: sqlite3.Row) -> Incident:
+    return Incident(
+        id=row["id"], model_id=row["model_id"], model_ids=json.loads(row["model_ids"]),
+        state=IncidentState(row["state"]), severity=Severity(row["severity"]), title=row["title"],
+        opened_at=parse_iso(row["opened_at"]), updated_at=parse_iso(row["updated_at"]),
+        acknowledged_at=_optional_time(row["acknowledged_at"]), acknowledged_by=row["acknowledged_by"],
+        resolved_at=_optional_time(row["resolved_at"]),
+    )
+
+
+def get_incident(conn: sqlite3.Connection, incident_id: int) -> Incident | None:
+    row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    return None if row is None else incident_from_row(row)
+
+
+def _entry_from_row(row: sqlite3.Row) -> TimelineEntry:
+    return TimelineEntry(id=row["id"], incident_id=row["incident_id"], at=parse_iso(row["at"]), kind=row["kind"],
+                         model_id=row["model_id"], actor=row["actor"], text=row["text"], audit_id=row["audit_id"])
+
+
+def note_from_row(row: sqlite3.Row) -> Note:
+    return Note(id=row["id"], model_id=row["model_id"], incident_id=row["incident_id"], author=row["author"],
+                at=parse_iso(row["at"]), text=row["text"])
+
+
+def incident_detail(conn: sqlite3.Connection, incident_id: int) -> IncidentDetail | None:
+    incident = get_incident(conn, incident_id)
+    if incident is None:
+        return None
+    timeline = [_entry_from_row(row) for row in conn.execute(
+        "SELECT * FROM incident_events WHERE incident_id = ? ORDER BY id", (incident_id,))]
+    notes = [note_from_row(row) for row in conn.execute(
+        "SELECT * FROM notes WHERE incident_id = ? ORDER BY id", (incident_id,))]
+    return IncidentDetail(**incident.model_dump(), timeline=timeline, notes=notes)
+
+
+def list_incidents(conn: sqlite3.Connection, state: IncidentState | None, model_id: str | None,
+                   offset: int, limit: int) -> IncidentPage:
+    where, params = [], []
+    if state is not None:
+        where.append("state = ?")
+        params.append(state.value)
+    if model_id is not None:
+        where.append("EXISTS (SELECT 1 FROM json_each(incidents.model_ids) WHERE value = ?)")
+        params.append(model_id)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    total = conn.execute(f"SELECT count(*) FROM incidents {clause}", params).fetchone()[0]
+    rows = conn.execute(f"SELECT * FROM incidents {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
+                        (*params, limit, offset)).fetchall()
+    return IncidentPage(items=[incident_from_row(row) for row in rows], total=total, offset=offset, limit=limit)
+
+
+def open_incident_id(conn: sqlite3.Connection, model_id: str) -> int | None:
+    row = conn.execute("SELECT open_incident_id FROM models WHERE id = ?", (model_id,)).fetchone()
+    return None if row is None else row["open_incident_id"]
+
+
+def add_entry(conn: sqlite3.Connection, incident_id: int, at: datetime, kind: str, model_id: str,
+              actor: str | None, text: str, audit_id: int | None = None) -> TimelineEntry:
+    """Append to an incident's timeline and bump its updated time."""
+    cursor = conn.execute(
+        "INSERT INTO incident_events (incident_id, at, kind, model_id, actor, text, audit_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (incident_id, iso(at), kind, model_id, actor, text, audit_id),
+    )
+    conn.execute("UPDATE incidents SET updated_at = ? WHERE id = ?", (iso(at), incident_id))
+    return TimelineEntry(id=int(cursor.lastrowid or 0), incident_id=incident_id, at=at, kind=kind,
+                         model_id=model_id, actor=actor, text=text, audit_id=audit_id)
+
+
+def announce(conn: sqlite3.Connection, incident_id: int, entry: TimelineEntry, at: datetime) -> int:
+    """Emit incident.updated (or incident.opened for the first entry) with the incident as it is now."""
+    incident = get_incident(conn, incident_id)
+    assert incident is not None
+    kind = EventType.INCIDENT_OPENED if entry.kind == "opened" else EventType.INCIDENT_UPDATED
+    return append_event(conn, kind, at, entry.model_id, IncidentEventData(incident=incident, entry=entry))
+
+
+def open_or_join(conn: sqlite3.Connection, registry: Registry, model_id: str, severity: Severity, why: str,
+                 at: datetime, actor: str | None = None) -> int:
+    """The incident this model is now part of: its own, an upstream one it joins, or a new one."""
+    current = open_incident_id(conn, model_id)
+    if current is not None:
+        row = conn.execute("SELECT severity FROM incidents WHERE id = ?", (current,)).fetchone()
+        if _SEVERITY_RANK[severity] < _SEVERITY_RANK[Severity(row["severity"])]:
+            conn.execute("UPDATE incidents SET severity = ? WHERE id = ?", (severity.value, current))
+        entry = add_entry(conn, current, at, "alert" if severity is Severity.PAGE else "unstable", model_id, actor, why)
+        announce(conn, current, entry, at)
+        return current
+    for upstream in registry.upstream_chain(model_id):
+        upstream_incident = open_incident_id(conn, upstream.id)
+        if upstream_incident is None:
+            continue
+        row = conn.execute("SELECT model_ids, severity FROM incidents WHERE id = ?", (upstream_incident,)).fetchone()
+        members = json.loads(row["model_ids"])
+        if model_id not in members:
+            members.append(model_id)
+        worst = min(Severity(row["severity"]), severity, key=_SEVERITY_RANK.__getitem__)
+        conn.execute("UPDATE incidents SET model_ids = ?, severity = ? WHERE id = ?",
+                     (dumps(members), worst.value, upstream_incident))
+        conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (upstream_incident, model_id))
+        entry = add_entry(conn, upstream_incident, at, "joined", model_id, actor,
+                          f"{model_id} joined (downstream of {upstream.id}): {why}")
+        announce(conn, upstream_incident, entry, at)
+        return upstream_incident
+    cursor = conn.execute(
+        "INSERT INTO incidents (model_id, model_ids, state, severity, title, opened_at, updated_at)"
+        " VALUES (?, ?, 'open', ?, ?, ?, ?)",
+        (model_id, dumps([model_id]), severity.value, f"{model_id}: {why}", iso(at), iso(at)),
+    )
+    incident_id = int(cursor.lastrowid or 0)
+    conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
+    entry = add_entry(conn, incident_id, at, "opened", model_id, actor, why)
+    announce(conn, incident_id, entry, at)
+    return incident_id
+
+
+def resolve_if_clear(conn: sqlite3.Connection, incident_id: int, at: datetime) -> bool:
+    """Resolve the incident when none of its models needs attention any more."""
+    row = conn.execute("SELECT model_ids, state FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    if row is None or row["state"] == IncidentState.RESOLVED:
+        return False
+    members = json.loads(row["model_ids"])
+    marks = ",".join("?" * len(members))
+    troubled = conn.execute(
+        f"SELECT count(*) FROM models WHERE id IN ({marks}) AND attention IN ('page', 'ticket', 'unstable')",
+        members,
+    ).fetchone()[0]
+    if troubled:
+        return False
+    conn.execute("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE id = ?", (iso(at), incident_id))
+    conn.execute(f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
+                 (*members, incident_id))
+    entry = add_entry(conn, incident_id, at, "resolved", row_model(conn, incident_id), None,
+                      "every model in the incident is stable again (or has no data) and no alert fires")
+    announce(conn, incident_id, entry, at)
+    return True
+
+
+def row_model(conn: sqlite3.Connection, incident_id: int) -> str:
+    return conn.execute("SELECT model_id FROM incidents WHERE id = ?", (incident_id,)).fetchone()["model_id"]
+
+
+def acknowledge(conn: sqlite3.Connection, incident_id: int, actor: str, at: datetime) -> None:
+    conn.execute(
+        "UPDATE incidents SET state = 'acknowledged', acknowledged_at = ?, acknowledged_by = ? WHERE id = ?",
+        (iso(at), actor, incident_id),
+    )

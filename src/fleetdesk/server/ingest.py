@@ -1,0 +1,109 @@
+"""Metric ingestion: batches of closed buckets, idempotent per model and bucket.
+
+A bucket already stored with the same sums is a no-op; with different sums the
+whole batch is refused (409) and nothing is stored: history is not rewritten
+silently. Health is scored once, here, against the model type's bands.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from fleetdesk.domain.stability import StabilitySums
+from fleetdesk.server import slo_board
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.events import append_event
+from fleetdesk.server.problems import Problem
+from fleetdesk.server.store import HEALTH_BY_CODE, UNSTABLE, bucket_health, epoch, from_epoch
+from fleetdesk.wire import (
+    BucketClosedData,
+    BucketConflict,
+    EventType,
+    FieldError,
+    IngestRequest,
+    IngestResult,
+    ProblemType,
+)
+
+_SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
+
+
+def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, now: datetime) -> IngestResult:
+    step = backend.config.bucket_seconds
+    now_s = epoch(now)
+    errors: list[FieldError] = []
+    for index, bucket in enumerate(request.buckets):
+        loc: list[str | int] = ["body", "buckets", index]
+        start = epoch(bucket.start)
+        if bucket.model_id not in backend.registry.models:
+            errors.append(FieldError(loc=[*loc, "model_id"], message=f"unknown model {bucket.model_id!r}"))
+        if start % step or bucket.start.microsecond:
+            errors.append(FieldError(loc=[*loc, "start"], message=f"not aligned to the {step}s bucket length"))
+        elif start + step > now_s:
+            errors.append(FieldError(loc=[*loc, "start"],
+                                     message=f"bucket has not closed yet (server time {now.isoformat()})"))
+    if errors:
+        raise Problem(422, ProblemType.VALIDATION, f"{len(errors)} invalid bucket(s): {errors[0].message}",
+                      title="Invalid buckets", errors=errors[:100])
+
+    fresh: dict[tuple[str, int], tuple[float, ...]] = {}
+    conflicts: list[BucketConflict] = []
+    unchanged = 0
+    for bucket in request.buckets:
+        key = (bucket.model_id, epoch(bucket.start))
+        sums = tuple(getattr(bucket, name) for name in _SUMS)
+        stored = fresh.get(key)
+        if stored is None:
+            row = conn.execute(f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_id = ? AND start = ?",
+                               key).fetchone()
+            stored = None if row is None else tuple(row)
+            if stored is not None:
+                if stored != sums:
+                    conflicts.append(BucketConflict(model_id=bucket.model_id, start=bucket.start))
+                else:
+                    unchanged += 1
+                continue
+            fresh[key] = sums
+        elif stored != sums:
+            conflicts.append(BucketConflict(model_id=bucket.model_id, start=bucket.start))
+        else:
+            unchanged += 1
+    if conflicts:
+        raise Problem(409, ProblemType.BUCKET_CONFLICT,
+                      f"{len(conflicts)} bucket(s) already stored with different sums; nothing was stored",
+                      title="Bucket conflict", conflicts=conflicts[:100])
+
+    rows = []
+    newest: dict[str, tuple[int, int, tuple[float, ...]]] = {}
+    totals: dict[str, list[float]] = {}
+    for (model_id, start), sums in fresh.items():
+        bands = backend.config.bands_for_type(backend.registry.models[model_id].type)
+        health = bucket_health(bands, *sums)
+        rows.append((model_id, start, *sums, health))
+        total = totals.setdefault(model_id, [0.0, 0.0, 0.0, 0.0])
+        for i, value in enumerate(sums):
+            total[i] += value
+        if model_id not in newest or start > newest[model_id][0]:
+            newest[model_id] = (start, health, sums)
+    conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
+        " total_prediction_sum = total_prediction_sum + ?, total_cross_entropy_sum = total_cross_entropy_sum + ?,"
+        " last_bucket_start = max(coalesce(last_bucket_start, 0), ?) WHERE id = ?",
+        ((*total, newest[model_id][0], model_id) for model_id, total in totals.items()),
+    )
+    unstable = []
+    for model_id, (start, health, sums) in sorted(newest.items()):
+        signals = StabilitySums(**dict(zip(_SUMS, sums)))
+        append_event(conn, EventType.BUCKET_CLOSED, now, model_id, BucketClosedData(
+            model_id=model_id, start=from_epoch(start), health=HEALTH_BY_CODE[health],
+            calibration=signals.calibration, normalized_entropy=signals.normalized_entropy))
+        if health == UNSTABLE:
+            unstable.append(model_id)
+    slo_board.refresh(conn, backend.config, backend.registry, now, newest.keys())
+    marks = ",".join("?" * len(unstable))
+    incident_ids = sorted({row[0] for row in conn.execute(
+        f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL", unstable)}
+    ) if unstable else []
+    return IngestResult(accepted=len(rows), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids)

@@ -1,0 +1,118 @@
+"""Stability buckets read from Prometheus instead of the local store.
+
+Prometheus holds the per-model counters of the additive sums (events, label
+sum, prediction sum, cross-entropy sum). A bucket's sums are each counter's
+growth between the bucket's two boundaries, read as the raw counter values at
+those instants (one range query per counter, step = bucket length) and
+differenced here, per series: exact (no ``increase()`` extrapolation, no
+increment lost between two range windows), safe across counter resets (a
+drop means the counter restarted from zero, as Prometheus assumes), and
+summed over every series of the model (several exporters or jobs).
+
+``lag`` shifts the boundaries: the sums of the bucket [s, s+L) are read over
+[s+lag, s+L+lag). A service exporting live counters has lag 0; a fleetdesk
+server that exports buckets as they are ingested, after they close, shows
+bucket [s, s+L) during the next one: lag = L.
+
+A bucket is returned only when all four counters have a value at both of its
+boundaries; anything less (a scrape gap, a series that started mid-window, a
+counter missing) is absent, which the server shows as no data, never healthy.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.rules import COUNTERS
+from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, Series
+from fleetdesk.server.metrics_source import MetricsSource
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_FIELDS = {"events": "weight", "label_sum": "label_sum", "prediction_sum": "prediction_sum",
+           "cross_entropy_sum": "cross_entropy_sum"}
+
+
+def _label_value(text: str) -> str:
+    """A PromQL string literal for a label value (escapes quotes and backslashes)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def counter_growth(series_list: list[Series], boundaries: list[datetime]) -> dict[datetime, float]:
+    """Growth of the summed counters over each [boundaries[i], boundaries[i+1]], only where every series has both ends.
+
+    Resets are handled per series: a value below the previous one means the
+    counter restarted from zero, so the growth is the new value.
+    """
+    growth: dict[datetime, float] = {}
+    per_series = [{sample.at: sample.value for sample in series.samples} for series in series_list]
+    for begin, end in zip(boundaries, boundaries[1:], strict=False):
+        total = 0.0
+        for values in per_series:
+            if begin not in values or end not in values:
+                break
+            before, after = values[begin], values[end]
+            total += after - before if after >= before else after
+        else:
+            if per_series:
+                growth[begin] = total
+    return growth
+
+
+class PrometheusMetricsSource(MetricsSource):
+    """Reads stability buckets from Prometheus' HTTP API (see the module docstring)."""
+
+    name = "prometheus"
+
+    def __init__(
+        self,
+        url: str,
+        bucket: timedelta,
+        lag: timedelta = timedelta(0),
+        timeouts: PrometheusTimeouts | None = None,
+        selector: str = "",
+    ) -> None:
+        if bucket <= timedelta(0):
+            raise ValueError("bucket must be positive")
+        self.api = PrometheusApi(url, timeouts)
+        self.bucket = bucket
+        self.lag = lag
+        self.selector = selector
+        """Extra label matchers for every query, e.g. 'job="fleetdesk"' to pick one scrape job."""
+
+    def close(self) -> None:
+        self.api.close()
+
+    def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
+        """Closed buckets with start in [start, end), oldest first; gaps absent (no data)."""
+        first = _align_up(start, self.bucket)
+        starts: list[datetime] = []
+        moment = first
+        while moment < end:
+            starts.append(moment)
+            moment += self.bucket
+        if not starts:
+            return []
+        boundaries = [*starts, starts[-1] + self.bucket]
+        growth: dict[str, dict[datetime, float]] = {}
+        for sum_name, counter in COUNTERS.items():
+            matchers = f"model_id={_label_value(model_id)}" + (f", {self.selector}" if self.selector else "")
+            result = self.api.query_range(
+                f"{counter}{{{matchers}}}", boundaries[0] + self.lag, boundaries[-1] + self.lag, self.bucket
+            )
+            shifted = counter_growth(result.series, [b + self.lag for b in boundaries])
+            growth[sum_name] = {moment - self.lag: value for moment, value in shifted.items()}
+        buckets = []
+        for bucket_start in starts:
+            values = {name: growth[name].get(bucket_start) for name in COUNTERS}
+            if any(value is None for value in values.values()):
+                continue
+            buckets.append(
+                StabilityBucket(start=bucket_start, **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()})
+            )
+        return buckets
+
+
+def _align_up(moment: datetime, bucket: timedelta) -> datetime:
+    offset = (moment - _EPOCH) % bucket
+    return moment if offset == timedelta(0) else moment + (bucket - offset)

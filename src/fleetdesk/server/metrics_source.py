@@ -1,0 +1,56 @@
+"""Where stability buckets are read from: an adapter interface, and the default local store reader.
+
+Contract for a MetricsSource (a Prometheus-backed one lives in
+fleetdesk.server.integrations and implements exactly this):
+
+- ``name`` identifies the source in /v1/info-like diagnostics.
+- ``buckets(model_id, start, end)`` returns that model's closed buckets with
+  ``start <= bucket.start < end``, oldest first, each with additive sums only
+  (ratios are computed by the caller after summing). Missing buckets are simply
+  absent (a gap is "no data"). It raises ``MetricsSourceError`` with a
+  plain-words reason when the source cannot answer; it must not block longer
+  than a few seconds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from datetime import datetime
+
+from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.server.store import Store, epoch, from_epoch
+
+
+class MetricsSourceError(RuntimeError):
+    """The metrics source could not answer; the message says why."""
+
+
+class MetricsSource(ABC):
+    """Reads per-model stability buckets for charts and overlays."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
+        """Closed buckets with start in [start, end), oldest first."""
+
+
+class StoreMetricsSource(MetricsSource):
+    """The default: buckets ingested into (or seeded in) the local SQLite store."""
+
+    name = "store"
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
+        rows = self._store.connection().execute(
+            "SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM buckets"
+            " WHERE model_id = ? AND start >= ? AND start < ? ORDER BY start",
+            (model_id, epoch(start), epoch(end)),
+        ).fetchall()
+        return [
+            StabilityBucket(start=from_epoch(row[0]), weight=row[1], label_sum=row[2], prediction_sum=row[3],
+                            cross_entropy_sum=row[4])
+            for row in rows
+        ]

@@ -1,0 +1,90 @@
+"""RFC 9457 problem responses: the one error shape of the API, and the handlers that enforce it."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from fleetdesk.wire import PROBLEM_CONTENT_TYPE, FieldError, ProblemDetails, ProblemType
+
+log = logging.getLogger("fleetdesk.server")
+
+_TYPE_BY_STATUS = {
+    400: ProblemType.BAD_REQUEST,
+    401: ProblemType.UNAUTHENTICATED,
+    403: ProblemType.FORBIDDEN,
+    404: ProblemType.NOT_FOUND,
+    405: ProblemType.METHOD_NOT_ALLOWED,
+    422: ProblemType.VALIDATION,
+    503: ProblemType.UNAVAILABLE,
+}
+
+
+class Problem(Exception):
+    """Raise anywhere in a request to answer with this problem."""
+
+    def __init__(self, status: int, type_: ProblemType, detail: str, *, title: str | None = None,
+                 headers: dict[str, str] | None = None, **extensions: Any) -> None:
+        self.details = ProblemDetails(
+            type=type_.value, title=title or HTTPStatus(status).phrase, status=status, detail=detail, **extensions
+        )
+        self.headers = headers or {}
+        super().__init__(detail)
+
+
+def problem_response(details: ProblemDetails, instance: str | None = None,
+                     headers: dict[str, str] | None = None) -> JSONResponse:
+    if instance is not None and details.instance is None:
+        details = details.model_copy(update={"instance": instance})
+    return JSONResponse(
+        details.model_dump(mode="json", exclude_none=True),
+        status_code=details.status,
+        media_type=PROBLEM_CONTENT_TYPE,
+        headers=headers,
+    )
+
+
+def install(app: FastAPI) -> None:
+    """Make every error, including unexpected ones, a problem+json without internals."""
+
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, error: Problem) -> JSONResponse:
+        return problem_response(error.details, request.url.path, error.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        status = error.status_code
+        problem_type = _TYPE_BY_STATUS.get(status, ProblemType.BAD_REQUEST if status < 500 else ProblemType.INTERNAL)
+        detail = error.detail if isinstance(error.detail, str) else HTTPStatus(status).phrase
+        if status == 404 and detail == "Not Found":
+            detail = f"no such resource: {request.url.path}"
+        details = ProblemDetails(type=problem_type.value, title=HTTPStatus(status).phrase, status=status,
+                                 detail=detail)
+        return problem_response(details, request.url.path, dict(error.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, error: RequestValidationError) -> JSONResponse:
+        errors = [
+            FieldError(loc=[part for part in item.get("loc", ()) if isinstance(part, str | int)],
+                       message=str(item.get("msg", "invalid")))
+            for item in error.errors()
+        ]
+        summary = "; ".join(f"{'.'.join(map(str, e.loc))}: {e.message}" for e in errors[:5])
+        details = ProblemDetails(type=ProblemType.VALIDATION.value, title="Invalid request", status=422,
+                                 detail=summary or "invalid request", errors=errors)
+        return problem_response(details, request.url.path)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+        # The traceback goes to the server log only; the client learns nothing internal.
+        log.error("unhandled error on %s %s: %s", request.method, request.url.path, type(error).__name__,
+                  exc_info=error)
+        details = ProblemDetails(type=ProblemType.INTERNAL.value, title="Internal Server Error", status=500,
+                                 detail="the server failed to handle this request; it has been logged")
+        return problem_response(details, request.url.path)

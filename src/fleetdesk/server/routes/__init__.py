@@ -1,0 +1,1 @@
+"""One router per resource; fleetdesk.server.app mounts them under /v1."""

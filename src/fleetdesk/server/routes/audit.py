@@ -1,0 +1,30 @@
+"""The audit log: append-only, read with filters."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import AwareDatetime
+
+from fleetdesk.server import views
+from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.wire import ActionKind, AuditPage
+
+router = APIRouter(prefix="/audit", tags=["audit"])
+
+
+@router.get("", response_model=AuditPage)
+def audit(
+    backend: BackendDep,
+    _: PrincipalDep,
+    model_id: str | None = None,
+    actor: str | None = None,
+    action: ActionKind | None = None,
+    since: AwareDatetime | None = None,
+    until: AwareDatetime | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> AuditPage:
+    return views.audit_page(backend, model_id=model_id, actor=actor, action=None if action is None else action.value,
+                            since=since, until=until, offset=offset, limit=limit)

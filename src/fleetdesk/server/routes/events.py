@@ -1,0 +1,77 @@
+"""Live updates as server-sent events, resumable with Last-Event-ID; and the same log for polling."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from anyio import to_thread
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import StreamingResponse
+
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.events import last_event_id, read_events
+from fleetdesk.wire import EventPage
+
+router = APIRouter(prefix="/events", tags=["events"])
+
+HEARTBEAT_SECONDS = 15.0
+BATCH = 500
+
+
+def _frame_batch(backend: Backend, after: int) -> tuple[list[str], int]:
+    events = read_events(backend.store.connection(), after, BATCH)
+    frames = [f"id: {e.id}\nevent: {e.type.value}\ndata: {e.model_dump_json()}\n\n" for e in events]
+    return frames, (events[-1].id if events else after)
+
+
+async def _stream(request: Request, backend: Backend, after: int) -> AsyncIterator[str]:
+    loop_event = backend.notifier.subscribe()
+    _, wake = loop_event
+    try:
+        yield "retry: 2000\n: connected\n\n"
+        while not backend.closing.is_set():
+            wake.clear()
+            frames, after = await to_thread.run_sync(_frame_batch, backend, after)
+            for frame in frames:
+                yield frame
+            if len(frames) == BATCH:
+                continue  # more waiting; no need to sleep
+            if await request.is_disconnected():
+                return
+            try:
+                await asyncio.wait_for(wake.wait(), HEARTBEAT_SECONDS)
+            except TimeoutError:
+                yield ": heartbeat\n\n"
+    finally:
+        backend.notifier.unsubscribe(loop_event)
+
+
+@router.get("", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}}, "description": "ServerEvent stream"}})
+async def events(
+    request: Request,
+    backend: BackendDep,
+    _: PrincipalDep,
+    last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0)] = None,
+    last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamingResponse:
+    """Events after Last-Event-ID (header or query); without one, only events from now on."""
+    after: int | None = last_event_id_query
+    if last_event_id_header is not None and last_event_id_header.strip().isdigit():
+        after = int(last_event_id_header.strip())
+    if after is None:
+        after = await to_thread.run_sync(lambda: last_event_id(backend.store.connection()))
+    return StreamingResponse(_stream(request, backend, after), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/log", response_model=EventPage)
+def event_log(backend: BackendDep, _: PrincipalDep, after: Annotated[int, Query(ge=0)] = 0,
+              limit: Annotated[int, Query(ge=1, le=BATCH)] = 100) -> EventPage:
+    """The event log for clients that cannot stream (polling fallback)."""
+    conn = backend.store.connection()
+    items = read_events(conn, after, limit)
+    return EventPage(items=items, last_id=items[-1].id if items else max(after, 0))

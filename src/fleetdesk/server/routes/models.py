@@ -1,0 +1,89 @@
+"""Models: list, detail, lineage, stability series, SLO status."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.server import views
+from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.metrics_source import MetricsSourceError
+from fleetdesk.server.problems import Problem
+from fleetdesk.server.store import epoch, from_epoch
+from fleetdesk.wire import (
+    Health,
+    HealthBands,
+    Lineage,
+    ModelDetail,
+    ModelPage,
+    ModelSort,
+    ProblemType,
+    Role,
+    SloStatus,
+    StabilityPoint,
+    StabilitySeries,
+    Tier,
+    Window,
+)
+
+router = APIRouter(prefix="/models", tags=["models"])
+
+
+@router.get("", response_model=ModelPage)
+def list_models(
+    backend: BackendDep,
+    _: PrincipalDep,
+    app: str | None = None,
+    surface: str | None = None,
+    tier: Annotated[list[Tier] | None, Query()] = None,
+    role: Role | None = None,
+    health: Health | None = None,
+    q: Annotated[str | None, Query(max_length=200, description="Text in id, type, team, rotation or purpose")] = None,
+    sort: ModelSort = ModelSort.WORST,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> ModelPage:
+    return views.list_models(backend, app=app, surface=surface, tiers=tier or [], role=role, health=health,
+                             query=q, sort=sort, offset=offset, limit=limit)
+
+
+@router.get("/{model_id}", response_model=ModelDetail)
+def model_detail(model_id: str, backend: BackendDep, _: PrincipalDep) -> ModelDetail:
+    return views.model_detail(backend, model_id)
+
+
+@router.get("/{model_id}/lineage", response_model=Lineage)
+def lineage(model_id: str, backend: BackendDep, _: PrincipalDep) -> Lineage:
+    return views.lineage(backend, model_id)
+
+
+@router.get("/{model_id}/slo", response_model=SloStatus)
+def slo(model_id: str, backend: BackendDep, _: PrincipalDep) -> SloStatus:
+    return views.slo_status(backend, model_id)
+
+
+def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[StabilityPoint]:
+    return [StabilityPoint(**bucket.model_dump(), health=bands.health(bucket)) for bucket in buckets]
+
+
+@router.get("/{model_id}/stability", response_model=StabilitySeries)
+def stability(model_id: str, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24) -> StabilitySeries:
+    model = views.model_or_404(backend, model_id)
+    step = backend.config.bucket_seconds
+    now_s = epoch(backend.clock.now())
+    end = from_epoch(now_s - now_s % step)  # end of the latest closed bucket
+    start = end - window.duration
+    bands = backend.config.bands_for_type(model.type)
+    try:
+        points = _points(backend.metrics.buckets(model_id, start, end), bands)
+        baseline_points = (
+            _points(backend.metrics.buckets(model.baseline_model_id, start, end), bands)
+            if model.baseline_model_id else []
+        )
+    except MetricsSourceError as error:
+        raise Problem(503, ProblemType.UNAVAILABLE, f"metrics source {backend.metrics.name}: {error}") from None
+    return StabilitySeries(model_id=model_id, window=window, start=start, end=end, bucket=backend.config.bucket,
+                           bands=bands, points=points, baseline_model_id=model.baseline_model_id,
+                           baseline_points=baseline_points)

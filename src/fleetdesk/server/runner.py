@@ -1,0 +1,77 @@
+"""Running the app under uvicorn: on a bound socket, in the foreground or in a background thread."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+
+import uvicorn
+
+from fleetdesk.server.app import create_app
+from fleetdesk.server.backend import Backend
+
+GRACEFUL_SHUTDOWN_SECONDS = 3
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: any free port), so the URL is known before serving."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def make_server(backend: Backend, log_level: str = "warning") -> uvicorn.Server:
+    config = uvicorn.Config(create_app(backend), log_level=log_level, lifespan="on", access_log=False,
+                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+    return uvicorn.Server(config)
+
+
+class BackgroundServer:
+    """uvicorn in a daemon thread; ``stop()`` ends streams and waits for it."""
+
+    def __init__(self, backend: Backend, sock: socket.socket) -> None:
+        self.backend = backend
+        self.url = url_of(sock)
+        self._sock = sock
+        self._server = make_server(backend)
+        # Signal handlers can only be installed from the main thread.
+        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="fleetdesk-server", daemon=True)
+
+    def start(self, timeout: float = 30.0) -> None:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("fleetdesk server thread exited during start-up")
+            if time.monotonic() > deadline:
+                raise RuntimeError("fleetdesk server did not start in time")
+            time.sleep(0.01)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.backend.begin_shutdown()
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        self._sock.close()
+        self.backend.close()

@@ -1,0 +1,425 @@
+"""The SQLite store: connections, versioned migrations, write transactions and seeding.
+
+Durability and concurrency choices:
+- WAL with ``synchronous=FULL``: a commit the API acknowledged survives SIGKILL
+  and power loss; readers never block the writer.
+- One process-wide write lock around ``BEGIN IMMEDIATE``: writers queue in
+  Python (fair, no busy-loop sleeps) and SQLite's own lock is taken up front,
+  so a transaction never fails half-way on a lock upgrade. ``busy_timeout``
+  still covers other processes (``fleetdesk token create`` on a live db).
+- Times are ISO 8601 UTC text (readable with the sqlite3 shell), except bucket
+  starts, which are epoch seconds because SLO counting ranges over millions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from fleetdesk.domain.model_type import Vocabulary
+from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.domain.slo import SloPolicy
+from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
+
+if TYPE_CHECKING:
+    from fleetdesk.fleets import Fleet
+
+BUSY_TIMEOUT_MS = 10_000
+
+# Bucket health as stored (a small int keeps the bucket table and its scans small).
+STABLE, UNSTABLE, NO_DATA = 0, 1, 2
+HEALTH_BY_CODE = {STABLE: Health.STABLE, UNSTABLE: Health.UNSTABLE, NO_DATA: Health.NO_DATA}
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE models (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    app TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    tier_rank INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    owner_team TEXT NOT NULL,
+    search_text TEXT NOT NULL,
+    record TEXT NOT NULL,
+    -- live state, changed by actions
+    serving_model_id TEXT NOT NULL,
+    traffic_share REAL NOT NULL,
+    launch_phase TEXT NOT NULL,
+    launch_halted INTEGER NOT NULL DEFAULT 0,
+    experiment_ended INTEGER NOT NULL DEFAULT 0,
+    -- derived state, maintained at ingest and when a slice closes
+    last_bucket_start INTEGER,
+    health TEXT NOT NULL DEFAULT 'no_data',
+    attention TEXT NOT NULL DEFAULT 'no_data',
+    attention_rank INTEGER NOT NULL DEFAULT 3,
+    budget_remaining REAL,
+    max_burn_rate REAL,
+    alerts TEXT NOT NULL DEFAULT '[]',
+    slo TEXT,
+    open_incident_id INTEGER,
+    -- monotonic stability sums, exported as Prometheus counters
+    total_weight REAL NOT NULL DEFAULT 0,
+    total_label_sum REAL NOT NULL DEFAULT 0,
+    total_prediction_sum REAL NOT NULL DEFAULT 0,
+    total_cross_entropy_sum REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining);
+
+CREATE TABLE buckets (
+    model_id TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    label_sum REAL NOT NULL,
+    prediction_sum REAL NOT NULL,
+    cross_entropy_sum REAL NOT NULL,
+    health INTEGER NOT NULL,
+    PRIMARY KEY (model_id, start)
+) WITHOUT ROWID;
+
+CREATE TABLE incidents (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    model_ids TEXT NOT NULL,
+    state TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    title TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    acknowledged_at TEXT,
+    acknowledged_by TEXT,
+    resolved_at TEXT
+);
+CREATE INDEX incidents_by_model ON incidents (model_id, state);
+CREATE INDEX incidents_by_state ON incidents (state, id);
+
+CREATE TABLE incident_events (
+    id INTEGER PRIMARY KEY,
+    incident_id INTEGER NOT NULL REFERENCES incidents (id),
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    actor TEXT,
+    text TEXT NOT NULL,
+    audit_id INTEGER
+);
+CREATE INDEX incident_events_by_incident ON incident_events (incident_id, id);
+
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    incident_id INTEGER,
+    author TEXT NOT NULL,
+    at TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX notes_by_model ON notes (model_id);
+CREATE INDEX notes_by_incident ON notes (incident_id);
+
+CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    role TEXT NOT NULL,
+    action TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    before TEXT,
+    after TEXT,
+    idempotency_key TEXT NOT NULL,
+    incident_id INTEGER,
+    detail TEXT NOT NULL
+);
+CREATE INDEX audit_by_model ON audit_log (model_id, id);
+CREATE INDEX audit_by_actor ON audit_log (actor, id);
+CREATE INDEX audit_by_time ON audit_log (at);
+-- The audit log is append-only: no code path may rewrite history, and the
+-- database itself refuses to.
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+CREATE TABLE idempotency (
+    actor TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('in_progress', 'done')),
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (actor, key)
+);
+
+CREATE TABLE tokens (
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('viewer', 'oncall', 'admin')),
+    teams TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL,
+    at TEXT NOT NULL,
+    model_id TEXT,
+    payload TEXT NOT NULL
+);
+
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    team TEXT NOT NULL,
+    rotation TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    incident_id INTEGER,
+    actor TEXT NOT NULL,
+    delivered_via TEXT NOT NULL
+);
+"""
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "initial schema", _SCHEMA_V1),
+]
+"""(version, why, SQL). Append only; a released migration is never edited."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (newer schema, not a fleetdesk database, …)."""
+
+
+class FleetConfig(BaseModel):
+    """Fleet-wide settings copied from the fleet file at seed time."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    vocabulary: Vocabulary
+    default_bands: HealthBands
+    bands: dict[str, HealthBands]
+    slo: SloPolicy
+    bucket: timedelta
+
+    def bands_for_type(self, type_string: str) -> HealthBands:
+        return self.bands.get(type_string, self.default_bands)
+
+    @property
+    def bucket_seconds(self) -> int:
+        return int(self.bucket.total_seconds())
+
+
+def iso(moment: datetime) -> str:
+    """Fixed-width ISO text, so string order is time order."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def from_epoch(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def bucket_health(bands: HealthBands, weight: float, label_sum: float, prediction_sum: float,
+                  cross_entropy_sum: float) -> int:
+    """HealthBands.health on raw sums without building a model (seeding scores ~10⁶ buckets).
+
+    Same arithmetic as fleetdesk.domain.stability; tests check they agree bucket for bucket.
+    """
+    if weight <= 0.0:
+        return NO_DATA
+    rate = label_sum / weight
+    if not 0.0 < rate < 1.0:
+        return NO_DATA
+    calibration = prediction_sum / label_sum
+    ne = (cross_entropy_sum / weight) / binary_entropy(rate)
+    if math.isnan(calibration) or math.isnan(ne):
+        return NO_DATA
+    inside = bands.calibration_low <= calibration <= bands.calibration_high and ne <= bands.ne_max
+    return STABLE if inside else UNSTABLE
+
+
+class Store:
+    """One SQLite database file, used from many threads (one connection per thread)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+
+    # --- connections and transactions ------------------------------------
+
+    def connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                   timeout=BUSY_TIMEOUT_MS / 1000)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed on normal exit, rolled back on any exception."""
+        conn = self.connection()
+        with self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for several reads."""
+        conn = self.connection()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._connections_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass  # closed from its own thread already
+            self._connections.clear()
+        self._local = threading.local()
+
+    # --- schema -----------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Bring the schema to SCHEMA_VERSION; returns the version found before."""
+        conn = self.connection()
+        found = conn.execute("PRAGMA user_version").fetchone()[0]
+        if found > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: schema version {found} is newer than this fleetdesk ({SCHEMA_VERSION}); upgrade fleetdesk"
+            )
+        if found == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError(f"{self.path}: not a fleetdesk database (tables present, no schema version)")
+        for version, _why, sql in MIGRATIONS:
+            if version <= found:
+                continue
+            with self._write_lock:
+                # executescript runs the BEGIN/COMMIT itself; a failure leaves the
+                # transaction open, which we roll back so the version stays put.
+                try:
+                    conn.executescript(f"BEGIN IMMEDIATE;\n{sql}\nPRAGMA user_version = {version};\nCOMMIT;")
+                except sqlite3.Error:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        return found
+
+    def schema_version(self) -> int:
+        return self.connection().execute("PRAGMA user_version").fetchone()[0]
+
+    # --- fleet config and registry ------------------------------------------
+
+    def is_seeded(self) -> bool:
+        row = self.connection().execute("SELECT value FROM meta WHERE key = 'fleet'").fetchone()
+        return row is not None
+
+    def fleet_config(self) -> FleetConfig:
+        row = self.connection().execute("SELECT value FROM meta WHERE key = 'fleet'").fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: database has no fleet (not seeded)")
+        return FleetConfig.model_validate_json(row["value"])
+
+    def registry(self, config: FleetConfig) -> Registry:
+        rows = self.connection().execute("SELECT record FROM models ORDER BY id").fetchall()
+        return Registry((Model.model_validate_json(row["record"]) for row in rows), config.vocabulary)
+
+    def seed(self, fleet: Fleet) -> int:
+        """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count."""
+        file = fleet.file
+        config = FleetConfig(
+            name=file.name, vocabulary=file.vocabulary, default_bands=file.default_bands, bands=file.bands,
+            slo=file.slo, bucket=file.history.bucket,
+        )
+        vocabulary = file.vocabulary
+        model_rows = []
+        for model in fleet.registry.models.values():
+            model_type = vocabulary.parse(model.type)
+            search = " ".join((model.id, model.type, model.owner_team, model.oncall_rotation, model.purpose)).lower()
+            model_rows.append((
+                model.id, model.type, model_type.app, model_type.surface, model.tier.value, model.tier.rank,
+                model.role.value, model.owner_team, search, model.model_dump_json(),
+                model.id, model.traffic_share, model.launch_phase.value,
+            ))
+        totals: dict[str, list[float]] = {}
+        counted = 0
+
+        def bucket_rows() -> Iterator[tuple]:
+            nonlocal counted
+            for model_id, rows in fleet.all_rows():
+                bands = config.bands_for_type(fleet.registry.models[model_id].type)
+                total = totals.setdefault(model_id, [0.0, 0.0, 0.0, 0.0])
+                for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
+                    total[0] += weight
+                    total[1] += label_sum
+                    total[2] += prediction_sum
+                    total[3] += cross_entropy_sum
+                    counted += 1
+                    yield (model_id, int(start.timestamp()), weight, label_sum, prediction_sum, cross_entropy_sum,
+                           bucket_health(bands, weight, label_sum, prediction_sum, cross_entropy_sum))
+
+        with self.write() as conn:
+            if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
+                raise StoreError(f"{self.path}: already seeded")
+            conn.execute("INSERT INTO meta (key, value) VALUES ('fleet', ?)", (config.model_dump_json(),))
+            conn.executemany(
+                "INSERT INTO models (id, type, app, surface, tier, tier_rank, role, owner_team, search_text, record,"
+                " serving_model_id, traffic_share, launch_phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                model_rows,
+            )
+            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", bucket_rows())
+            conn.executemany(
+                "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
+                " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"
+                " WHERE buckets.model_id = models.id) WHERE id = ?",
+                ((*total, model_id) for model_id, total in totals.items()),
+            )
+        return counted
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)

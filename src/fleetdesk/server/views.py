@@ -1,0 +1,205 @@
+"""Read side: building the wire views of models, lineage, fleet summary and audit from the store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from fleetdesk.domain.registry import Model, Role, Tier
+from fleetdesk.domain.slo import SloStatus
+from fleetdesk.domain.stability import Health
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.problems import Problem
+from fleetdesk.server.store import from_epoch, iso, parse_iso
+from fleetdesk.wire import (
+    Attention,
+    AuditPage,
+    AuditRecord,
+    DecodedType,
+    FleetSummary,
+    LaunchPhase,
+    Lineage,
+    LineageEntry,
+    LiveState,
+    ModelDetail,
+    ModelPage,
+    ModelSort,
+    ModelSummary,
+    ProblemType,
+)
+
+_SUMMARY_COLUMNS = (
+    "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health, attention,"
+    " budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start"
+)
+_ORDER = {
+    ModelSort.WORST: "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
+    ModelSort.ID: "id",
+    ModelSort.TIER: "tier_rank, id",
+    ModelSort.BUDGET: "budget_remaining IS NULL, budget_remaining, tier_rank, id",
+}
+
+
+def live_state(row: sqlite3.Row) -> LiveState:
+    return LiveState(serving_model_id=row["serving_model_id"], traffic_share=row["traffic_share"],
+                     launch_phase=LaunchPhase(row["launch_phase"]), launch_halted=bool(row["launch_halted"]),
+                     experiment_ended=bool(row["experiment_ended"]))
+
+
+def model_or_404(backend: Backend, model_id: str) -> Model:
+    model = backend.registry.models.get(model_id)
+    if model is None:
+        suggestions = backend.registry.suggest(model_id)
+        hint = f" (did you mean: {', '.join(suggestions)}?)" if suggestions else ""
+        raise Problem(404, ProblemType.NOT_FOUND, f"no model {model_id!r}{hint}", title="Unknown model",
+                      suggestions=suggestions)
+    return model
+
+
+def decoded_type(backend: Backend, model: Model) -> DecodedType:
+    vocabulary = backend.config.vocabulary
+    model_type = vocabulary.parse(model.type)
+    position = vocabulary.positions[model_type.position]
+    return DecodedType(
+        type=model.type, app=model_type.app, surface=model_type.surface, position=model_type.position,
+        architecture=model_type.architecture, app_label=vocabulary.apps[model_type.app],
+        surface_label=vocabulary.surfaces[model_type.surface], position_label=position.label,
+        architecture_label=vocabulary.architectures[model_type.architecture], stage=position.stage,
+        description=vocabulary.describe(model_type),
+    )
+
+
+def summary(backend: Backend, row: sqlite3.Row) -> ModelSummary:
+    model = backend.registry.models[row["id"]]
+    model_type = backend.config.vocabulary.parse(model.type)
+    last = row["last_bucket_start"]
+    return ModelSummary(
+        id=model.id, type=model.type, app=model_type.app, surface=model_type.surface,
+        stage=backend.config.vocabulary.stage(model_type), tier=model.tier, role=model.role,
+        owner_team=model.owner_team, oncall_rotation=model.oncall_rotation,
+        baseline_model_id=model.baseline_model_id, health=Health(row["health"]),
+        attention=Attention(row["attention"]), live=live_state(row), budget_remaining=row["budget_remaining"],
+        max_burn_rate=row["max_burn_rate"], alerts=json.loads(row["alerts"]),
+        open_incident_id=row["open_incident_id"], last_bucket_start=None if last is None else from_epoch(last),
+        purpose=model.purpose,
+    )
+
+
+def _like(text: str) -> str:
+    return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def list_models(backend: Backend, *, app: str | None, surface: str | None, tiers: list[Tier], role: Role | None,
+                health: Health | None, query: str | None, sort: ModelSort, offset: int, limit: int) -> ModelPage:
+    where: list[str] = []
+    params: list[object] = []
+    for column, value in (("app", app), ("surface", surface), ("role", role), ("health", health)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(str(value))
+    if tiers:
+        where.append(f"tier IN ({','.join('?' * len(tiers))})")
+        params.extend(t.value for t in tiers)
+    if query:
+        where.append("search_text LIKE ? ESCAPE '\\'")
+        params.append(_like(query))
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    with backend.store.read() as conn:
+        total = conn.execute(f"SELECT count(*) FROM models {clause}", params).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM models {clause} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+    return ModelPage(items=[summary(backend, row) for row in rows], total=total, offset=offset, limit=limit)
+
+
+def model_detail(backend: Backend, model_id: str) -> ModelDetail:
+    model = model_or_404(backend, model_id)
+    row = backend.store.connection().execute(
+        f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)).fetchone()
+    last = row["last_bucket_start"]
+    return ModelDetail(
+        model=model, decoded=decoded_type(backend, model), live=live_state(row), health=Health(row["health"]),
+        attention=Attention(row["attention"]), bands=backend.config.bands_for_type(model.type),
+        slo=SloStatus.model_validate_json(row["slo"]), open_incident_id=row["open_incident_id"],
+        last_bucket_start=None if last is None else from_epoch(last),
+    )
+
+
+def slo_status(backend: Backend, model_id: str) -> SloStatus:
+    model_or_404(backend, model_id)
+    row = backend.store.connection().execute("SELECT slo FROM models WHERE id = ?", (model_id,)).fetchone()
+    return SloStatus.model_validate_json(row["slo"])
+
+
+def lineage(backend: Backend, model_id: str) -> Lineage:
+    model_or_404(backend, model_id)
+    upstream = backend.registry.upstream_chain(model_id)
+    downstream = sorted(backend.registry.downstream(model_id), key=lambda m: (m.tier.rank, m.id))
+    ids = [m.id for m in upstream + downstream]
+    states: dict[str, sqlite3.Row] = {}
+    conn = backend.store.connection()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in conn.execute(f"SELECT id, health, attention FROM models WHERE id IN ({','.join('?' * len(chunk))})",
+                                chunk):
+            states[row["id"]] = row
+
+    def entry(m: Model) -> LineageEntry:
+        state = states[m.id]
+        return LineageEntry(id=m.id, type=m.type, tier=m.tier, role=m.role, owner_team=m.owner_team,
+                            health=Health(state["health"]), attention=Attention(state["attention"]))
+
+    return Lineage(model_id=model_id, upstream=[entry(m) for m in upstream],
+                   downstream=[entry(m) for m in downstream], blast_radius=backend.registry.blast_radius(model_id))
+
+
+def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
+    counts = {health: {tier: 0 for tier in Tier} for health in Health}
+    attention = {level: 0 for level in Attention}
+    with backend.store.read() as conn:
+        for row in conn.execute("SELECT health, tier, count(*) FROM models GROUP BY health, tier"):
+            counts[Health(row[0])][Tier(row[1])] = row[2]
+        for row in conn.execute("SELECT attention, count(*) FROM models GROUP BY attention"):
+            attention[Attention(row[0])] = row[1]
+        open_incidents = conn.execute("SELECT count(*) FROM incidents WHERE state != 'resolved'").fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM models WHERE attention != 'ok' ORDER BY {_ORDER[ModelSort.WORST]}"
+            " LIMIT ?", (limit,)).fetchall()
+    return FleetSummary(
+        evaluated_at=backend.clock.now(), total_models=len(backend.registry), counts=counts, attention=attention,
+        open_incidents=open_incidents, worst=[summary(backend, row) for row in rows],
+    )
+
+
+def audit_record(row: sqlite3.Row) -> AuditRecord:
+    return AuditRecord(
+        id=row["id"], at=parse_iso(row["at"]), actor=row["actor"], role=row["role"], action=row["action"],
+        model_id=row["model_id"], reason=row["reason"],
+        before=None if row["before"] is None else LiveState.model_validate_json(row["before"]),
+        after=None if row["after"] is None else LiveState.model_validate_json(row["after"]),
+        idempotency_key=row["idempotency_key"], incident_id=row["incident_id"], detail=json.loads(row["detail"]),
+    )
+
+
+def audit_page(backend: Backend, *, model_id: str | None, actor: str | None, action: str | None,
+               since: datetime | None, until: datetime | None, offset: int, limit: int) -> AuditPage:
+    where: list[str] = []
+    params: list[object] = []
+    for column, value in (("model_id", model_id), ("actor", actor), ("action", action)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        where.append("at >= ?")
+        params.append(iso(since))
+    if until is not None:
+        where.append("at < ?")
+        params.append(iso(until))
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    with backend.store.read() as conn:
+        total = conn.execute(f"SELECT count(*) FROM audit_log {clause}", params).fetchone()[0]
+        rows = conn.execute(f"SELECT * FROM audit_log {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
+                            (*params, limit, offset)).fetchall()
+    return AuditPage(items=[audit_record(row) for row in rows], total=total, offset=offset, limit=limit)
