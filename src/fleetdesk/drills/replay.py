@@ -18,11 +18,12 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from fleetdesk.domain.fleet import MetricIncident, MetricProfile
 from fleetdesk.domain.synthetic import Timeline, incidents_by_model, synthesize_rows
-from fleetdesk.drills.scenario import Scenario
-from fleetdesk.fleets import Fleet
+from fleetdesk.drills.scenario import Scenario, check_against_fleet
+from fleetdesk.fleets import Fleet, build_fleet, load_fleet
 from fleetdesk.wire import IngestBucket
 
 DEFAULT_SPEED = 1.0
@@ -59,13 +60,36 @@ def drill_seed(profile: MetricProfile, scenario_seed: int) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
+def drill_fleet(scenario: Scenario, source: str, fleet_override: str | None = None) -> Fleet:
+    """The fleet as the drill sees it, after checking the scenario against it (ScenarioError otherwise).
+
+    Its history is moved to end at the scenario's start, and the history's
+    incidents still going at that moment are dropped: the drill's pages are
+    the scenario's own, not a fixture story left running.
+    """
+    fleet = load_fleet(fleet_override or scenario.fleet, end_at=scenario.start)
+    check_against_fleet(scenario, fleet.registry, fleet.file.history.bucket, source)
+    history = fleet.file.history
+    finished = [i for i in history.incidents if i.end is not None and i.end <= history.end]
+    if len(finished) == len(history.incidents):
+        return fleet
+    file = fleet.file.model_copy(update={"history": history.model_copy(update={"incidents": finished})})
+    return build_fleet(file, fleet.source)
+
+
+def write_fleet(fleet: Fleet, path: Path) -> Path:
+    """Save the drill's fleet for the backend to seed from."""
+    path.write_text(fleet.file.model_dump_json(), encoding="utf-8")
+    return path
+
+
 def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
     """Every bucket of the drill, deterministic for the scenario (and its seed) and the fleet."""
     history = fleet.file.history
     start, bucket = history.end, history.bucket
     timeline = Timeline(start, start + scenario.length, bucket)
     end = timeline.start + len(timeline) * bucket
-    incidents = tuple(injection.incident(start, end) for injection in scenario.injections)
+    incidents = tuple(i for injection in scenario.injections for i in injection.incidents(start, end, bucket))
     grouped = incidents_by_model(incidents)
     per_tick: list[list[IngestBucket]] = [[] for _ in range(len(timeline))]
     for model_id in sorted(fleet.registry.models):

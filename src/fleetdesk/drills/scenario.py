@@ -15,10 +15,10 @@ A drill never starts from a scenario that failed either pass.
 from __future__ import annotations
 
 import tomllib
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fleetdesk.domain.fleet import IncidentKind, MetricIncident
 from fleetdesk.domain.registry import LaunchPhase, Registry, Role
@@ -39,6 +39,11 @@ class Injection(_Strict):
     after: timedelta = Field(description="When it starts, from the drill's start")
     lasts: timedelta | None = Field(default=None, description="How long; None: until the replay ends")
     magnitude: float = Field(default=1.0, gt=0.0, description="Ratio, as in domain.fleet.MetricIncident")
+    ramp: timedelta | None = Field(
+        default=None,
+        description="Calibration drift only: reach the full magnitude after this long, then hold it"
+        " (without it the drift ramps over its whole span, as in domain.synthetic)",
+    )
 
     @model_validator(mode="after")
     def _positive_times(self) -> Injection:
@@ -46,13 +51,32 @@ class Injection(_Strict):
             raise ValueError("after must not be negative")
         if self.lasts is not None and self.lasts <= timedelta(0):
             raise ValueError("lasts must be positive")
+        if self.ramp is not None:
+            if self.kind is not IncidentKind.CALIBRATION_DRIFT:
+                raise ValueError("ramp only applies to calibration_drift")
+            if self.ramp <= timedelta(0) or (self.lasts is not None and self.ramp > self.lasts):
+                raise ValueError("ramp must be positive and within lasts")
         return self
 
-    def incident(self, drill_start: datetime, replay_end: datetime) -> MetricIncident:
-        """The domain incident this injection becomes once the drill has a start time."""
+    def incidents(self, drill_start: datetime, replay_end: datetime, bucket: timedelta) -> list[MetricIncident]:
+        """The domain incidents this injection becomes once the drill has a start time.
+
+        A held drift is its ramp followed by one full-magnitude incident per
+        bucket: a one-bucket drift is at full magnitude in its only bucket.
+        """
         start = drill_start + self.after
-        end = replay_end if self.lasts is None else start + self.lasts
-        return MetricIncident(model_id=self.model_id, kind=self.kind, start=start, end=end, magnitude=self.magnitude)
+        end = replay_end if self.lasts is None else min(start + self.lasts, replay_end)
+        if self.ramp is None:
+            return [MetricIncident(model_id=self.model_id, kind=self.kind, start=start, end=end, magnitude=self.magnitude)]
+        ramp_end = start + self.ramp
+        held = []
+        moment = ramp_end
+        while moment < end:
+            held.append(MetricIncident(model_id=self.model_id, kind=self.kind, start=moment,
+                                       end=moment + bucket, magnitude=self.magnitude))
+            moment += bucket
+        return [MetricIncident(model_id=self.model_id, kind=self.kind, start=start, end=ramp_end,
+                               magnitude=self.magnitude), *held]
 
 
 class ExpectedIncident(_Strict):
@@ -113,6 +137,10 @@ class Scenario(_Strict):
     summary: str = Field(min_length=1, max_length=200, description="One line, for `fleetdesk drill --list`")
     story: str = Field(min_length=1, description="What is happening, told to the engineer after the drill")
     fleet: str = Field(min_length=1, description="Fixture fleet name or path")
+    start: AwareDatetime = Field(
+        description="Scenario time the drill starts at; the fleet's history is moved to end here"
+        " (a fixed start keeps the replay's daily traffic curve, and so its buckets, the same on every run)"
+    )
     seed: int = Field(default=0, description="Noise seed of the replay (mixed with each model's own)")
     length: timedelta = Field(description="Scenario time replayed; one bucket per tick")
     injections: list[Injection] = Field(min_length=1)
@@ -121,15 +149,21 @@ class Scenario(_Strict):
     wrong: list[WrongAction] = Field(default_factory=list)
     grading: Grading
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Scenario:
-        if self.length <= timedelta(0):
+    @field_validator("length")
+    @classmethod
+    def _positive_length(cls, length: timedelta) -> timedelta:
+        if length <= timedelta(0):
             raise ValueError("length must be positive")
-        ids = [response.id for response in self.responses]
+        return length
+
+    @field_validator("responses")
+    @classmethod
+    def _unique_ids(cls, responses: list[ExpectedResponse]) -> list[ExpectedResponse]:
+        ids = [response.id for response in responses]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
-            raise ValueError(f"responses: duplicate id(s) {', '.join(duplicates)}")
-        return self
+            raise ValueError(f"duplicate id(s) {', '.join(duplicates)}")
+        return responses
 
 
 class ScenarioProblem(BaseModel):
@@ -207,7 +241,7 @@ def list_scenarios() -> list[tuple[str, Path]]:
     return [(path.stem, path) for path in sorted(folder.glob(f"*{SCENARIO_SUFFIX}"))]
 
 
-def check_against_fleet(scenario: Scenario, registry: Registry, source: str) -> None:
+def check_against_fleet(scenario: Scenario, registry: Registry, fleet_bucket: timedelta, source: str) -> None:
     """Raise ScenarioError unless every model id and team is in the fleet and each graded action could happen."""
     problems: list[ScenarioProblem] = []
     teams = {model.owner_team for model in registry.models.values()}
@@ -232,6 +266,8 @@ def check_against_fleet(scenario: Scenario, registry: Registry, source: str) -> 
         if reason:
             problems.append(ScenarioProblem(field=f"{field}.action", message=reason))
 
+    if (scenario.start - datetime(1970, 1, 1, tzinfo=UTC)) % fleet_bucket:
+        problems.append(ScenarioProblem(field="start", message=f"must fall on a bucket boundary ({fleet_bucket} buckets)"))
     for i, injection in enumerate(scenario.injections):
         model_ok(f"injections[{i}].model_id", injection.model_id)
         if injection.after >= scenario.length:

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from fleetdesk.client import EventUpdate, FleetdeskClient
 from fleetdesk.drills.replay import ReplayPlan, Tick, replay
 from fleetdesk.drills.scenario import Scenario
@@ -26,15 +28,15 @@ LOG_PAGE = 500
 
 
 class DrillRun:
-    """Replay a plan into the backend behind ``client`` (an admin client) and grade the response."""
+    """Replay a plan into a backend (with an admin token: it moves the clock and ingests) and grade the response."""
 
-    def __init__(self, scenario: Scenario, name: str, plan: ReplayPlan, client: FleetdeskClient,
+    def __init__(self, scenario: Scenario, name: str, plan: ReplayPlan, url: str, token: SecretStr | None,
                  speed: float) -> None:
         self.scenario = scenario
         self.name = name
         self.plan = plan
         self.speed = speed
-        self._client = client
+        self._client = FleetdeskClient(url, token)
         self._began = 0.0
         self.started_at = datetime.now(UTC)
         self.keystrokes: list[Keystroke] = []
@@ -44,6 +46,8 @@ class DrillRun:
         self._acknowledged = False
         self.ticks_sent = 0
         self.replay_error: BaseException | None = None
+        self.paged_at: float | None = None
+        self._ending = asyncio.Event()
         self.complete = asyncio.Event()
         """Set when the ack and every expected response have been seen (the drill can end)."""
         self.replay_done = asyncio.Event()
@@ -63,7 +67,8 @@ class DrillRun:
         self._on_tick.append(callback)
 
     async def start(self) -> None:
-        """Note where the event log stands, then start the replay and the watch."""
+        """Connect, note where the event log stands, then start the replay and the watch."""
+        await self._client.__aenter__()
         self._start_event_id = (await self._client.event_log(after=0, limit=1)).last_id
         self._began = asyncio.get_running_loop().time()
         self.started_at = datetime.now(UTC)
@@ -79,6 +84,14 @@ class DrillRun:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
+
+    async def close(self) -> None:
+        await self.stop()
+        await self._client.__aexit__(None, None, None)
+
+    def end_early(self) -> None:
+        """Make ``wait`` return now (the engineer ended the drill)."""
+        self._ending.set()
 
     async def _replay(self) -> None:
         async def send(tick: Tick) -> None:
@@ -111,7 +124,8 @@ class DrillRun:
     def _follow(self, event: ServerEvent) -> None:
         if event.type is EventType.INCIDENT_OPENED:
             opened = event.payload().incident  # type: ignore[attr-defined]
-            if opened.opened_at >= self.plan.start:
+            if opened.opened_at >= self.plan.start and self.paged_at is None:
+                self.paged_at = self._seen[event.id]
                 self.paged.set()
         elif event.type is EventType.ACTION:
             data = ActionEventData.model_validate(event.data)
@@ -124,11 +138,14 @@ class DrillRun:
             self.complete.set()
 
     async def wait(self) -> None:
-        """Until the drill is complete or its time limit has passed."""
+        """Until the drill is complete, ended early, or its time limit has passed."""
         remaining = self.scenario.grading.time_limit - self.elapsed()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(max(remaining, 0.0)):
-                await self.complete.wait()
+        waits = [asyncio.create_task(self.complete.wait()), asyncio.create_task(self._ending.wait())]
+        try:
+            await asyncio.wait(waits, timeout=max(remaining, 0.0), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
 
     async def scorecard(self) -> Scorecard:
         """Stop the replay and the watch, read the whole event log of the drill, and grade it."""

@@ -1,0 +1,118 @@
+"""The console with a drill running under it: every key counted, the scorecard shown at the end."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from fleetdesk.console.app import Backend, FleetdeskApp
+from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.domain.text import sanitize
+from fleetdesk.drills.scoring import Scorecard, to_markdown
+from fleetdesk.drills.session import DrillRun, save_scorecard
+
+
+class ScorecardScreen(ModalScreen[None]):
+    """The scorecard, as plain text (never markup), with where it was saved."""
+
+    DEFAULT_CSS = """
+    ScorecardScreen { align: center middle; }
+    ScorecardScreen > VerticalScroll { width: 100%; max-width: 110; height: 100%; border: round $accent; }
+    ScorecardScreen #verdict { text-style: bold; padding: 0 1; }
+    ScorecardScreen #verdict.-fail { background: $error; color: $text; }
+    ScorecardScreen #verdict.-pass { background: $success; color: $text; }
+    ScorecardScreen #card { padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="close-scorecard", tooltip="Close the scorecard and end the drill."),
+        Binding("q", "close", "Close", id="close-scorecard-q", tooltip="Close the scorecard and end the drill.",
+                show=False),
+    ]
+
+    def __init__(self, card: Scorecard, saved: list[Path]) -> None:
+        super().__init__()
+        self.card = card
+        self.saved = saved
+
+    def compose(self) -> ComposeResult:
+        verdict = "PASS" if self.card.passed else "FAIL"
+        with VerticalScroll():
+            yield Static(Text(f"Drill {verdict}: {sanitize(self.card.title)}"), id="verdict",
+                         classes="-pass" if self.card.passed else "-fail")
+            saved = "".join(f"\nSaved: {sanitize(str(path))}" for path in self.saved)
+            yield Static(Text(to_markdown(self.card) + saved), id="card")
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class DrillApp(FleetdeskApp):
+    """FleetdeskApp plus a drill: it starts the replay on mount and ends with the scorecard.
+
+    With ``conclude_by_itself`` (an engineer at the keys) the drill ends when the
+    ack and every expected response have happened or the time limit passed; a
+    headless player calls ``conclude`` itself when its script is done.
+    """
+
+    def __init__(self, backend: Backend, run: DrillRun, *, out_dir: Path | None,
+                 settings: ConsoleSettings | None = None, conclude_by_itself: bool = True) -> None:
+        super().__init__(backend, settings)
+        self.run = run
+        self.out_dir = out_dir
+        self.conclude_by_itself = conclude_by_itself
+        self.scorecard: Scorecard | None = None
+        self.saved: list[Path] = []
+        self._concluding = asyncio.Lock()
+
+    async def on_mount(self) -> None:
+        await super().on_mount()
+        await self.run.start()
+        if self.conclude_by_itself:
+            self.end_when_done()
+
+    async def on_event(self, event: events.Event) -> None:
+        # Count keys as the terminal (or Pilot) delivers them, before any widget can consume them.
+        if isinstance(event, events.Key) and not event.is_forwarded and self.scorecard is None:
+            self.run.record_key(event.key)
+        await super().on_event(event)
+
+    async def on_unmount(self) -> None:
+        await self.run.close()
+        await super().on_unmount()
+
+    def action_request_quit(self) -> None:
+        """While the drill runs, quitting ends the drill early and shows its scorecard first."""
+        if self.scorecard is not None or not self.conclude_by_itself:
+            super().action_request_quit()
+            return
+        from fleetdesk.console.screens.quit import QuitScreen
+
+        def end_if(yes: bool | None) -> None:
+            if yes:
+                self.run.end_early()
+
+        self.push_screen(QuitScreen(), end_if)
+
+    async def conclude(self) -> Scorecard:
+        """Stop the replay, grade the drill and save the scorecard (once)."""
+        async with self._concluding:
+            if self.scorecard is None:
+                self.scorecard = await self.run.scorecard()
+                if self.out_dir is not None:
+                    self.saved = list(save_scorecard(self.scorecard, self.out_dir))
+            return self.scorecard
+
+    @work(exclusive=True, group="drill", exit_on_error=False)
+    async def end_when_done(self) -> None:
+        await self.run.wait()
+        card = await self.conclude()
+        self.push_screen(ScorecardScreen(card, self.saved), lambda _: self.exit())
