@@ -163,7 +163,8 @@ def shift_history(file: FleetFile, end_at: datetime) -> FleetFile:
 
 
 def _quote(text: object) -> str:
-    return repr(sanitize(str(text), limit=120))
+    """Quoted and sanitized; not repr(), which would double the escapes sanitize writes."""
+    return f"'{sanitize(str(text), limit=120)}'"
 
 
 def _describe_schema_error(raw: Any, detail: dict[str, Any]) -> str:

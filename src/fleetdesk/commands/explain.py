@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
     from fleetdesk.domain.registry import UnknownModelError
     from fleetdesk.domain.text import sanitize
     from fleetdesk.explanation import explain, render_text
@@ -38,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetdesk explain: {sanitize(str(error))}", file=sys.stderr)
         return 2
     if args.json:
-        sys.stdout.write(explanation.model_dump_json(indent=2) + "\n")
+        # ASCII-only JSON: still exact for machines, and inert if it lands on a terminal.
+        sys.stdout.write(json.dumps(explanation.model_dump(mode="json"), indent=2, ensure_ascii=True) + "\n")
     else:
         sys.stdout.write(render_text(explanation))
     return 0
