@@ -1,0 +1,105 @@
+"""`fleetdesk token create|revoke|list`: manage API bearer tokens in a server's database."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import timedelta
+
+_DURATION = re.compile(r"^(\d+)([mhd])$")
+
+
+def _duration(text: str) -> timedelta:
+    match = _DURATION.match(text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a duration like 90m, 12h or 30d, not {text!r}")
+    amount, unit = int(match.group(1)), match.group(2)
+    return {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("token", help="create, revoke or list API tokens",
+                                   description="Manage bearer tokens (stored hashed) in a server database.")
+    actions = parser.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+
+    create = actions.add_parser("create", help="create a token and print it once on stdout")
+    create.add_argument("--db", required=True, help="the server's SQLite file")
+    create.add_argument("--user", required=True, help="who the token is for (shown in the audit log)")
+    create.add_argument("--role", required=True, choices=("viewer", "oncall", "admin"))
+    create.add_argument("--team", action="append", default=[], help="team scope for oncall (repeatable)")
+    create.add_argument("--expires-in", type=_duration, help="e.g. 12h or 30d (default: never)")
+    create.set_defaults(func=run_create)
+
+    revoke = actions.add_parser("revoke", help="revoke every token of a user, or one token read from stdin")
+    revoke.add_argument("--db", required=True, help="the server's SQLite file")
+    which = revoke.add_mutually_exclusive_group(required=True)
+    which.add_argument("--user", help="revoke all of this user's tokens")
+    which.add_argument("--token-stdin", action="store_true", help="read the token to revoke from stdin")
+    revoke.set_defaults(func=run_revoke)
+
+    listing = actions.add_parser("list", help="list tokens (never their values)")
+    listing.add_argument("--db", required=True, help="the server's SQLite file")
+    listing.set_defaults(func=run_list)
+
+
+def _store(path: str):  # noqa: ANN202 - keeps the heavy import lazy
+    from fleetdesk.server.store import Store
+
+    store = Store(path)
+    store.migrate()
+    return store
+
+
+def run_create(args: argparse.Namespace) -> int:
+    from fleetdesk.server.auth import create_token
+    from fleetdesk.wire import AccessRole
+
+    role = AccessRole(args.role)
+    if role is AccessRole.ONCALL and not args.team:
+        print("fleetdesk token create: an oncall token needs at least one --team", file=sys.stderr)
+        return 2
+    store = _store(args.db)
+    try:
+        token = create_token(store, args.user, role, args.team, args.expires_in)
+    finally:
+        store.close()
+    scope = f" for team(s) {', '.join(args.team)}" if args.team else ""
+    expiry = f", expires in {args.expires_in}" if args.expires_in else ""
+    print(f"created {role.value} token for {args.user}{scope}{expiry}; it is shown once, store it now:",
+          file=sys.stderr)
+    print(token)
+    return 0
+
+
+def run_revoke(args: argparse.Namespace) -> int:
+    from fleetdesk.server.auth import revoke_tokens
+
+    store = _store(args.db)
+    try:
+        if args.token_stdin:
+            count = revoke_tokens(store, token=sys.stdin.readline().strip())
+        else:
+            count = revoke_tokens(store, user=args.user)
+    finally:
+        store.close()
+    print(f"revoked {count} token(s)", file=sys.stderr)
+    return 0 if count else 1
+
+
+def run_list(args: argparse.Namespace) -> int:
+    import json
+
+    from fleetdesk.domain.text import sanitize
+
+    store = _store(args.db)
+    try:
+        rows = store.connection().execute(
+            "SELECT id, user, role, teams, created_at, expires_at, revoked FROM tokens ORDER BY id").fetchall()
+    finally:
+        store.close()
+    for row in rows:
+        teams = ",".join(json.loads(row["teams"])) or "-"
+        state = "revoked" if row["revoked"] else f"expires {row['expires_at']}" if row["expires_at"] else "active"
+        print(sanitize(f"{row['id']:>4}  {row['user']:<20} {row['role']:<7} {teams:<30} {state}"))
+    return 0
