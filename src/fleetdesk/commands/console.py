@@ -1,0 +1,66 @@
+"""``fleetdesk console``: the on-call console, against a server or an embedded demo backend."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "console",
+        help="open the on-call console",
+        description="Open the on-call console. With --fleet NAME an embedded reference backend is started on a "
+        "random loopback port (demo data); with --server URL the token comes from $FLEETDESK_TOKEN or "
+        "--token-file (mode 0600). Settings also come from the config file; flags win.",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--server", metavar="URL", help="fleetdesk server to talk to")
+    where.add_argument("--fleet", metavar="NAME", help="start an embedded backend with this fixture fleet (e.g. small)")
+    parser.add_argument("--token-file", type=Path, metavar="PATH", help="0600 file holding the bearer token")
+    parser.add_argument("--theme", help="theme name (see the command palette, ctrl+p)")
+    parser.add_argument("--ascii", action="store_true", default=None, help="ASCII-only boxes and charts")
+    parser.add_argument("--read-only", action="store_true", default=None, help="hide every action key")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import SecretStr
+
+    from fleetdesk.client import FleetdeskError, load_token
+    from fleetdesk.console.app import Backend, FleetdeskApp
+    from fleetdesk.console.config import load_settings
+
+    settings = load_settings(
+        server_url=args.server, token_file=args.token_file, theme=args.theme,
+        ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None), read_only=args.read_only,
+    )
+    embedded = None
+    try:
+        if args.fleet:
+            from fleetdesk.server.embedded import start_embedded
+
+            embedded = start_embedded(fleet=args.fleet)
+            # The demo signs in as on-call for every team, so every playbook action can be tried.
+            backend = Backend(embedded.url, SecretStr(embedded.oncall_token), label=f"embedded {args.fleet}")
+        elif settings.server_url:
+            backend = Backend(settings.server_url, load_token(token_file=settings.token_file))
+        else:
+            print("fleetdesk console: give --server URL (or server_url in the config file) or --fleet NAME",
+                  file=sys.stderr)
+            return 2
+        FleetdeskApp(backend, settings).run()
+    except FleetdeskError as error:
+        print(f"fleetdesk console: {error.message}", file=sys.stderr)
+        return 1
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def _ascii_terminal() -> bool:
+    """Box and braille glyphs need a UTF-8 terminal; fall back to ASCII otherwise."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    return bool(encoding) and encoding != "utf8"

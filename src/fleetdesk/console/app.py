@@ -1,0 +1,200 @@
+"""The fleetdesk console: a Textual app over the backend client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+
+from pydantic import SecretStr
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from fleetdesk.client import ConnectionUpdate, EventUpdate, FleetdeskClient, Unauthorized
+from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.console.connection import Link
+from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
+from fleetdesk.console.messages import LinkChanged, LiveEvent
+from fleetdesk.console.outcomes import explain
+from fleetdesk.console.themes import load_themes
+from fleetdesk.wire import AccessRole, ServerInfo, WhoAmI
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where the backend is and how to sign in (the token stays a SecretStr)."""
+
+    url: str
+    token: SecretStr | None = None
+    label: str = ""
+
+
+class FleetdeskApp(App[None]):
+    """On-call console: fleet view first, a model one Enter away, playbook actions one key away."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "fleetdesk"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit now", id="quit-now", tooltip="Quit at once, without asking.",
+                show=False, priority=True),
+        Binding("q", "request_quit", "Quit", id="quit", tooltip="Quit after confirming."),
+        Binding("question_mark", "help", "Keys", id="help", tooltip="List every key of this screen."),
+    ]
+
+    def __init__(self, backend: Backend, settings: ConsoleSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or ConsoleSettings()
+        self.backend = backend
+        self.glyphs: Glyphs = ASCII if self.settings.ascii else UNICODE
+        self.link = Link(stale_after=self.settings.stale_after_seconds)
+        self.client = FleetdeskClient(backend.url, backend.token)
+        self.me: WhoAmI | None = None
+        self.info: ServerInfo | None = None
+        self.theme_problems: list[str] = []
+        themes, self.theme_problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        else:
+            self.theme_problems.append(f"unknown theme {self.settings.theme!r}; using the default")
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+
+    # --- life cycle -----------------------------------------------------------
+
+    @property
+    def can_act(self) -> bool:
+        """Action keys exist at all: not read-only and not a viewer token."""
+        if self.settings.read_only:
+            return False
+        return self.me is None or self.me.role is not AccessRole.VIEWER
+
+    async def on_mount(self) -> None:
+        await self.client.__aenter__()
+        from fleetdesk.console.screens.fleet import FleetScreen
+
+        for problem in self.theme_problems:
+            self.notify(problem, severity="warning", markup=False)
+        self.push_screen(FleetScreen())
+        self.identify()
+        self.follow_events()
+
+    async def on_unmount(self) -> None:
+        await self.client.__aexit__(None, None, None)
+
+    @work(exclusive=True, group="identity", exit_on_error=False)
+    async def identify(self) -> None:
+        """Who we are and what the server is (action keys depend on the role)."""
+        self.info = await self.client.info()
+        self.me = await self.client.me()
+        self.refresh_bindings()
+        for screen in self.screen_stack:
+            screen.refresh_bindings()
+
+    @work(exclusive=True, group="live", exit_on_error=False)
+    async def follow_events(self) -> None:
+        """Read the live feed for the app's life; the feed itself reconnects with backoff."""
+        async for update in self.client.events():
+            if isinstance(update, ConnectionUpdate):
+                self.link.feed_changed(update)
+                self.broadcast(LinkChanged())
+            else:
+                self.post_message(LiveEvent(update))
+
+    def on_live_event(self, message: LiveEvent) -> None:
+        self.link.data_arrived()
+        for screen in self.screen_stack:
+            screen.post_message(LiveEvent(message.update))
+        self.broadcast(LinkChanged())
+
+    def broadcast(self, message: LinkChanged) -> None:
+        """Tell every screen the link changed; bindings enable or disable with it."""
+        for screen in self.screen_stack:
+            screen.post_message(LinkChanged())
+            screen.refresh_bindings()
+
+    def data_arrived(self) -> None:
+        was = self.link.connected
+        self.link.data_arrived()
+        if not was:
+            self.notify("reconnected", markup=False)
+        self.broadcast(LinkChanged())
+
+    def read_failed(self) -> None:
+        self.link.read_failed()
+        self.broadcast(LinkChanged())
+
+    # --- failures -------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place background failures become notices."""
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        assert error is not None
+        title, message = explain(error)
+        group = event.worker.group
+        node = event.worker.node
+        handler = getattr(node, "worker_failed", None)
+        if handler is not None and handler(event.worker, error):
+            return  # the screen shows this failure in its own place
+        if group in ("live", "identity") and isinstance(error, Unauthorized):
+            self.notify(message, title=title, severity="error", timeout=30, markup=False)
+            return
+        if group == "live":
+            # The feed only ends on auth failures or a bug; keep the console usable and try again later.
+            self.set_timer(5.0, self.follow_events)
+        if group == "identity":
+            self.set_timer(5.0, self.identify)
+        self.notify(message, title=title, severity="error", markup=False)
+
+    # --- keys -----------------------------------------------------------------
+
+    def action_request_quit(self) -> None:
+        from fleetdesk.console.screens.quit import QuitScreen
+
+        def quit_if(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(QuitScreen(), quit_if)
+
+    def action_help(self) -> None:
+        from fleetdesk.console.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every enabled key of the current screen, then one command per theme."""
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not active.enabled or not binding.description or binding.action in ("command_palette",):
+                continue
+            yield SystemCommand(
+                f"{binding.description} ({self.get_key_display(binding)})",
+                binding.tooltip or binding.description,
+                partial(self._run_binding, active.node, binding.action),
+            )
+        for name in sorted(self.available_themes):
+            if name.startswith("fleetdesk-") or name in self.settings.theme:
+                yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme", partial(self._set_theme, name))
+        yield SystemCommand("Theme…", "Pick any theme", self.action_change_theme)
+        yield SystemCommand("Quit", "Quit the console", self.action_request_quit)
+
+    async def _run_binding(self, node, action: str) -> None:  # type: ignore[no-untyped-def]
+        await self.run_action(action, node)
+
+    def _set_theme(self, name: str) -> None:
+        self.theme = name
+
+    def watch_theme(self, name: str) -> None:
+        for screen in self.screen_stack:
+            restyle = getattr(screen, "restyle", None)
+            if restyle is not None:
+                restyle()

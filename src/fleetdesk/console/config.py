@@ -1,0 +1,60 @@
+"""Console settings: the config file (TOML, XDG config dir), then FLEETDESK_CONSOLE_* variables, then flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from fleetdesk import locations
+
+DEFAULT_THEME = "fleetdesk-dark"
+
+
+class ConsoleSettings(BaseSettings):
+    """Everything the console can be told before it starts; each field documents itself."""
+
+    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="ignore")
+
+    server_url: str | None = Field(default=None)
+    """Backend to talk to, e.g. https://fleetdesk.internal:8443 (flag: --server)."""
+
+    token_file: Path | None = Field(default=None)
+    """A 0600 file holding the bearer token; without it the token comes from $FLEETDESK_TOKEN."""
+
+    theme: str = DEFAULT_THEME
+    """Theme name: fleetdesk-dark, fleetdesk-light, fleetdesk-high-contrast, fleetdesk-monochrome, or your own."""
+
+    ascii: bool = False
+    """Draw boxes and charts with ASCII only (for terminals or fonts without box/braille glyphs)."""
+
+    read_only: bool = False
+    """Hide every playbook action key."""
+
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """Binding id to keys, e.g. {"rollback" = "R"}; ids are listed in the help screen (?)."""
+
+    poll_seconds: float = Field(default=30.0, gt=0.0)
+    """Seconds between full refreshes (counted from the end of the last one); live events fill the gaps."""
+
+    stale_after_seconds: float = Field(default=90.0, gt=0.0)
+    """Data older than this is marked stale in the header."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Flags (init) beat the environment, which beats the file.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, locations.config_file()))
+
+
+def load_settings(**flags: Any) -> ConsoleSettings:
+    """Settings from the config file and environment, with the non-None ``flags`` on top."""
+    return ConsoleSettings(**{name: value for name, value in flags.items() if value is not None})

@@ -1,0 +1,87 @@
+"""A model's audit log, newest first: who did what, when, why, and what changed."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from fleetdesk.client import PageRequest
+from fleetdesk.console.messages import AuditLoaded, LinkChanged, LiveEvent
+from fleetdesk.console.outcomes import live_state_words
+from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import ActionEventData, AuditRecord
+
+AUDIT_PAGE = 200
+
+
+def change_words(record: AuditRecord) -> str:
+    if record.before is None or record.after is None or record.before == record.after:
+        return ""
+    return f"{live_state_words(record.before)} -> {live_state_words(record.after)}"
+
+
+class AuditScreen(Screen):
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
+        Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the audit log again."),
+    ]
+
+    def __init__(self, model_id: str) -> None:
+        super().__init__()
+        self.model_id = model_id
+        self.records: list[AuditRecord] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"fleetdesk · audit log · {sanitize(self.model_id, limit=80)}"), id="title")
+        yield DataTable(id="audit", cursor_type="row")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, key in (("when", "at"), ("actor", "actor"), ("action", "action"), ("reason", "reason"),
+                           ("change", "change")):
+            table.add_column(label, key=key)
+        self.load()
+
+    @work(exclusive=True, group="audit-load", exit_on_error=False)
+    async def load(self) -> None:
+        page = await self.app.client.audit(model_id=self.model_id, page=PageRequest(limit=AUDIT_PAGE))  # type: ignore[attr-defined]
+        self.post_message(AuditLoaded(page))
+
+    def on_audit_loaded(self, message: AuditLoaded) -> None:
+        self.records = list(message.page.items)
+        table = self.query_one(DataTable)
+        table.clear()
+        for record in self.records:
+            table.add_row(
+                Text(f"{record.at:%m-%d %H:%M:%S}"),
+                Text(f"{sanitize(record.actor)} ({record.role})"),
+                Text(record.action),
+                Text(sanitize(record.reason, limit=60)),
+                Text(sanitize(change_words(record), limit=80)),
+                key=str(record.id),
+            )
+        if not self.records:
+            self.query_one(StatusLine).say("no audit records for this model yet")
+        else:
+            self.query_one(StatusLine).say(f"{message.page.total} record(s)")
+
+    def on_live_event(self, message: LiveEvent) -> None:
+        data = message.update.data
+        if isinstance(data, ActionEventData) and data.audit.model_id == self.model_id:
+            self.load()
+
+    def on_link_changed(self, message: LinkChanged) -> None:
+        self.query_one(StatusLine).show()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_reload(self) -> None:
+        self.load()

@@ -1,0 +1,160 @@
+"""Confirming a playbook action: the server's dry run, then a confirmation that scales with the tier.
+
+TIER0 and TIER1 need the model id typed and a reason; TIER2-TIER4 need ``y``
+(the reason is optional). Cancel has the focus, Esc cancels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from fleetdesk.console.outcomes import live_state_words
+from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import ActionKind, ActionResult, Tier
+
+TITLES = {
+    ActionKind.ROLLBACK: "Roll back {id} to its baseline?",
+    ActionKind.END_EXPERIMENT: "End the experiment {id}?",
+    ActionKind.ESCALATE: "Escalate {id}?",
+    ActionKind.HALT_LAUNCH: "Halt the launch of {id}?",
+    ActionKind.ACK: "Acknowledge the incident on {id}?",
+    ActionKind.NOTE: "Add a note to {id}?",
+}
+
+
+def strict(tier: Tier) -> bool:
+    """TIER0 and TIER1 need the id typed and a reason."""
+    return tier.rank <= 1
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    reason: str
+    text: str
+
+
+def preview_text(preview: ActionResult, arrow: str) -> Text:
+    """What would change, how much traffic moves, who gets paged: plain Text from server data."""
+    text = Text()
+    text.append("Server dry run: ", style="bold")
+    text.append(sanitize(preview.summary) + "\n")
+    if preview.changes:
+        text.append("Changes:\n", style="bold")
+        for change in preview.changes:
+            text.append(f"  {sanitize(change.model_id)}: {live_state_words(change.before)}\n")
+            text.append(f"    {arrow} {live_state_words(change.after)}\n")
+    else:
+        text.append("Changes: no model changes state\n", style="bold")
+    text.append("Traffic moved: ", style="bold")
+    if preview.traffic_moved:
+        to = f" to {sanitize(preview.traffic_to)}" if preview.traffic_to else ""
+        text.append(f"{preview.traffic_moved:.0%}{to}\n")
+    else:
+        text.append("none\n")
+    text.append("Pages: ", style="bold")
+    if preview.pages:
+        text.append(", ".join(f"{sanitize(p.team)} ({sanitize(p.rotation)})" for p in preview.pages))
+    else:
+        text.append("nobody is paged")
+    return text
+
+
+class ConfirmAction(ModalScreen[Confirmed | None]):
+    """One action's preview and confirmation."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="confirm-cancel", tooltip="Do nothing and close."),
+        Binding("y", "confirm", "Confirm", id="confirm-yes", tooltip="Confirm (TIER2-TIER4 only)."),
+    ]
+    AUTO_FOCUS = "#cancel"
+
+    def __init__(self, kind: ActionKind, model_id: str, tier: Tier, preview: ActionResult, arrow: str,
+                 retry_of: str | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.model_id = model_id
+        self.tier = tier
+        self.preview = preview
+        self.arrow = arrow
+        self.retry_of = retry_of
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog confirm"):
+            title = TITLES[self.kind].format(id=sanitize(self.model_id))
+            yield Static(Text(f"{title}  ({self.tier})"), classes="dialog-title")
+            if self.retry_of:
+                yield Static(Text(
+                    "Retrying an action that was not confirmed: the same idempotency key is sent, "
+                    "so it cannot run twice. Check the audit log (l) first."), classes="warning")
+            yield Static(preview_text(self.preview, self.arrow), id="preview")
+            if self.kind is ActionKind.NOTE and not self.retry_of:
+                yield Static("Note text (required):")
+                yield Input(id="text", placeholder="what you saw or did", max_length=10000)
+            if strict(self.tier):
+                yield Static(Text(f"{self.tier}: type the model id to confirm:"))
+                yield Input(id="typed-id", placeholder=sanitize(self.model_id))
+            if not self.retry_of and self.kind is not ActionKind.NOTE:
+                needed = "required" if strict(self.tier) else "optional"
+                yield Static(f"Reason ({needed}):")
+                yield Input(id="reason", placeholder="why, for the audit log", max_length=2000)
+            hint = ("Fill in the fields, then Confirm. Esc cancels." if strict(self.tier) or self.kind is ActionKind.NOTE
+                    else "Press y to confirm, Esc to cancel.")
+            yield Static(hint, classes="dialog-hint", id="hint")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button("Confirm", id="confirm", variant="error", disabled=True)
+
+    def on_mount(self) -> None:
+        self._changed()
+
+    def _value(self, widget_id: str) -> str:
+        found = self.query(f"#{widget_id}")
+        return found.first(Input).value if found else ""
+
+    def _valid(self) -> bool:
+        if self.kind is ActionKind.NOTE and not self.retry_of and not self._value("text").strip():
+            return False
+        if strict(self.tier):
+            if self._value("typed-id") != self.model_id:
+                return False
+            if not self.retry_of and self.kind is not ActionKind.NOTE and not self._value("reason").strip():
+                return False
+        return True
+
+    @on(Input.Changed)
+    def _changed(self) -> None:
+        self.query_one("#confirm", Button).disabled = not self._valid()
+
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
+        if self._valid():
+            self._finish()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "confirm" and self._valid():
+            self._finish()
+        elif event.button.id == "cancel":
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_confirm(self) -> None:
+        if not strict(self.tier) and self._valid():
+            self._finish()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "confirm":
+            return None if strict(self.tier) or self.kind is ActionKind.NOTE else True
+        return True
+
+    def _finish(self) -> None:
+        self.dismiss(Confirmed(reason=self._value("reason").strip(), text=self._value("text").strip()))

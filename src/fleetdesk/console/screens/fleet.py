@@ -1,0 +1,196 @@
+"""The start screen: every model, worst first, filterable as you type."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, Static
+
+from fleetdesk.client import FleetdeskError, PageRequest
+from fleetdesk.console.fleet_filter import split, tier_word
+from fleetdesk.console.messages import FleetLoaded, LinkChanged, LiveEvent
+from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.console.widgets.fleet.summary import FleetCounts
+from fleetdesk.console.widgets.fleet.table import FleetTable
+from fleetdesk.wire import (
+    ActionEventData,
+    IncidentEventData,
+    IncidentState,
+    ModelSummary,
+    SloChangedData,
+    Tier,
+)
+
+PAGE_SIZE = 500
+
+
+class FleetScreen(Screen):
+    """All models; Enter opens one."""
+
+    AUTO_FOCUS = "FleetTable"
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
+        Binding("escape", "clear_filter", "Clear", id="clear-filter", tooltip="Clear the filter and go back to the table."),
+        Binding("enter", "open", "Open", id="open-model", tooltip="Open the selected model.", show=True),
+        *[
+            Binding(str(n + 1), f"tier({n})", f"TIER{n}", id=f"tier-{n}", show=False,
+                    tooltip=f"Show only TIER{n} models (press again for all).")
+            for n in range(5)
+        ],
+        Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the whole fleet again now.", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tier: Tier | None = None
+        self._loaded = False
+
+    def compose(self) -> ComposeResult:
+        glyphs = self.app.glyphs  # type: ignore[attr-defined]
+        yield Static("fleetdesk · fleet", id="title")
+        yield FleetCounts(id="counts")
+        with Horizontal(id="filter-bar"):
+            yield Static("/", id="filter-label")
+            yield Input(placeholder="filter: id, type words, team, t0-t4, page/unstable/ok", id="filter")
+        yield FleetTable(glyphs, id="fleet")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter-bar").display = False
+        self.query_one(FleetTable).focus()
+        self.query_one(FleetTable).loading = True
+        self.poll_fleet()
+
+    # --- data -----------------------------------------------------------------
+
+    @work(exclusive=True, group="fleet-poll", exit_on_error=False)
+    async def poll_fleet(self) -> None:
+        """Fetch every model, page by page; the next poll is scheduled when this one has finished."""
+        client = self.app.client  # type: ignore[attr-defined]
+        models: list[ModelSummary] = []
+        try:
+            while True:
+                page = await client.list_models(page=PageRequest(offset=len(models), limit=PAGE_SIZE))
+                models.extend(page.items)
+                if not page.items or len(models) >= page.total:
+                    break
+        except FleetdeskError:
+            self.app.read_failed()  # type: ignore[attr-defined]
+            raise
+        finally:
+            self.set_timer(self.app.settings.poll_seconds, self._next_poll)  # type: ignore[attr-defined]
+        self.post_message(FleetLoaded(models))
+
+    def _next_poll(self) -> None:
+        if isinstance(self.app.screen, ModalScreen):
+            # Paused while a dialog is open: the engineer is deciding on the data they see.
+            self.set_timer(self.app.settings.poll_seconds, self._next_poll)  # type: ignore[attr-defined]
+            return
+        self.poll_fleet()
+
+    def on_fleet_loaded(self, message: FleetLoaded) -> None:
+        table = self.query_one(FleetTable)
+        table.loading = False
+        table.set_models(message.models)
+        self._loaded = True
+        self.app.data_arrived()  # type: ignore[attr-defined]
+        self._show_counts()
+
+    def on_live_event(self, message: LiveEvent) -> None:
+        table = self.query_one(FleetTable)
+        data = message.update.data
+        changed: list[ModelSummary] = []
+        if isinstance(data, SloChangedData) and data.model_id in table.models:
+            changed.append(table.models[data.model_id].model_copy(update={
+                "health": data.health, "attention": data.attention,
+                "budget_remaining": data.budget_remaining, "alerts": data.alerts,
+            }))
+        elif isinstance(data, ActionEventData):
+            for change in data.result.changes:
+                if change.model_id in table.models:
+                    changed.append(table.models[change.model_id].model_copy(update={"live": change.after}))
+        elif isinstance(data, IncidentEventData):
+            incident = data.incident
+            open_id = incident.id if incident.state is not IncidentState.RESOLVED else None
+            for model_id in incident.model_ids:
+                model = table.models.get(model_id)
+                if model is not None and (open_id is not None or model.open_incident_id == incident.id):
+                    changed.append(model.model_copy(update={"open_incident_id": open_id}))
+        for model in changed:
+            table.update_model(model)
+        if changed:
+            self._show_counts()
+
+    def on_link_changed(self, message: LinkChanged) -> None:
+        self.query_one(StatusLine).show()
+
+    def restyle(self) -> None:
+        self.call_after_refresh(self.query_one(FleetTable).restyle)
+
+    def _show_counts(self) -> None:
+        table = self.query_one(FleetTable)
+        self.query_one(FleetCounts).show_counts(list(table.models.values()), len(table.shown_ids))
+
+    # --- filter ---------------------------------------------------------------
+
+    def _words(self) -> list[str]:
+        words = [w for w in split(self.query_one("#filter", Input).value) if tier_word(w) is None]
+        if self._tier is not None:
+            words.append(f"t{self._tier.rank}")
+        return words
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self.query_one(FleetTable).set_filter(self._words())
+        self._show_counts()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(FleetTable).focus()
+
+    def action_filter(self) -> None:
+        self.query_one("#filter-bar").display = True
+        self.query_one("#filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.value = ""
+        self._tier = None
+        self.query_one("#filter-bar").display = False
+        self.query_one(FleetTable).set_filter(self._words())
+        self.query_one(FleetTable).focus()
+        self._show_counts()
+
+    def action_tier(self, rank: int) -> None:
+        tier = Tier(f"TIER{rank}")
+        self._tier = None if self._tier is tier else tier
+        self.query_one(FleetTable).set_filter(self._words())
+        self._show_counts()
+        label = f"only {tier}" if self._tier else "all tiers"
+        self.query_one(StatusLine).say(label)
+
+    def action_reload(self) -> None:
+        self.poll_fleet()
+
+    def action_open(self) -> None:
+        model_id = self.query_one(FleetTable).selected_id()
+        if model_id is not None:
+            self._open(model_id)
+
+    def on_fleet_table_opened(self, message: FleetTable.Opened) -> None:
+        self._open(message.model_id)
+
+    def _open(self, model_id: str) -> None:
+        from fleetdesk.console.screens.model import ModelScreen
+
+        self.app.push_screen(ModelScreen(model_id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter" and self.is_mounted:
+            return bool(self.query_one("#filter", Input).value or self._tier or self.query_one("#filter-bar").display)
+        return True

@@ -1,0 +1,60 @@
+"""Help: every key of the screen underneath, generated from its bindings (never a hand-kept list)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+_HIDDEN_ACTIONS = {"command_palette", "help_quit"}
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys of ``screen``: key, what it does, binding id (for the keymap), and why it is disabled."""
+
+    BINDINGS = [
+        Binding("escape,question_mark,q", "close", "Close", id="help-close", tooltip="Close the help."),
+    ]
+
+    def __init__(self, screen: Screen) -> None:
+        super().__init__()
+        self.target = screen
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog help"):
+            yield Static(f"Keys: {self.target.__class__.__name__.removesuffix('Screen').lower()} view",
+                         classes="dialog-title")
+            yield Static(self._table(), id="keys")
+            yield Static("Esc closes · remap keys by id in the config file's [keymap] section",
+                         classes="dialog-hint")
+
+    def _table(self) -> Table:
+        table = Table(box=None, show_header=True, expand=True, padding=(0, 1))
+        table.add_column("key", no_wrap=True)
+        table.add_column("does")
+        table.add_column("id", no_wrap=True)
+        reason_of = getattr(self.target, "disabled_reason", None)
+        seen: set[tuple[str, str]] = set()
+        for key, active in self.target.active_bindings.items():
+            binding = active.binding
+            if binding.action in _HIDDEN_ACTIONS or (binding.action, key) in seen:
+                continue
+            seen.add((binding.action, key))
+            does = Text(binding.tooltip or binding.description or binding.action)
+            if not active.enabled:
+                why = reason_of(binding.action) if reason_of is not None else None
+                does.append(f"  (disabled: {why or 'not available now'})", style="italic")
+            style = "" if active.enabled else "dim"
+            table.add_row(
+                Text(self.app.get_key_display(binding), style=f"bold {style}"),
+                does.copy() if active.enabled else Text(does.plain, style=style),
+                Text(binding.id or "", style="dim"),
+            )
+        return table
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,70 @@
+"""An incident's whole timeline and notes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from fleetdesk.console.messages import IncidentLoaded, LinkChanged, LiveEvent
+from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.console.widgets.model.timeline import timeline_text
+from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import IncidentEventData
+
+
+class IncidentScreen(Screen):
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
+        Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the incident again."),
+    ]
+
+    def __init__(self, incident_id: int) -> None:
+        super().__init__()
+        self.incident_id = incident_id
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"fleetdesk · incident #{self.incident_id}", id="title")
+        with VerticalScroll(id="incident-body"):
+            yield Static(id="timeline")
+            yield Static(id="notes")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @work(exclusive=True, group="incident-load", exit_on_error=False)
+    async def load(self) -> None:
+        incident = await self.app.client.incident(self.incident_id)  # type: ignore[attr-defined]
+        self.post_message(IncidentLoaded(incident))
+
+    def on_incident_loaded(self, message: IncidentLoaded) -> None:
+        incident = message.incident
+        now = self.app.info.now if self.app.info else None  # type: ignore[attr-defined]
+        self.query_one("#timeline", Static).update(timeline_text(incident, now))
+        notes = Text("\nnotes\n", style="bold")
+        if not incident.notes:
+            notes.append("  none\n", style="italic")
+        for note in incident.notes:
+            notes.append(f"  {note.at:%m-%d %H:%M} ", style="dim")
+            notes.append(f"{sanitize(note.author)}: {sanitize(note.text)}\n")
+        self.query_one("#notes", Static).update(notes)
+
+    def on_live_event(self, message: LiveEvent) -> None:
+        data = message.update.data
+        if isinstance(data, IncidentEventData) and data.incident.id == self.incident_id:
+            self.load()
+
+    def on_link_changed(self, message: LinkChanged) -> None:
+        self.query_one(StatusLine).show()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_reload(self) -> None:
+        self.load()

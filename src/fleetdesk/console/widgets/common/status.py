@@ -1,0 +1,53 @@
+"""The status line: link state and data age on the left, the last action's outcome on the right."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from fleetdesk.console.palette import palette
+from fleetdesk.domain.text import sanitize
+
+_AGE_TICK = 5.0
+
+
+class StatusLine(Static):
+    """One line; it repaints only when its words change (the age ticks every few seconds)."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; color: $foreground; padding: 0 1; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._note = ""
+        self._note_warning = False
+        self._shown: tuple[str, bool, str, bool] | None = None
+
+    def on_mount(self) -> None:
+        self.set_interval(_AGE_TICK, self.show)
+        self.show()
+
+    def say(self, note: str, warning: bool = False) -> None:
+        """Set the right-hand note (e.g. 'rollback in flight…' or an action's outcome)."""
+        self._note = sanitize(note, limit=300)
+        self._note_warning = warning
+        self.show()
+
+    @property
+    def note(self) -> str:
+        return self._note
+
+    def show(self) -> None:
+        words, warning = self.app.link.describe()  # type: ignore[attr-defined]
+        state = (words, warning, self._note, self._note_warning)
+        if state == self._shown:
+            return
+        self._shown = state
+        colours = palette(self.app)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(words, style=f"bold {colours.get('warning', '')}" if warning else colours.get("success", ""))
+        if self._note:
+            line.append("  │  " if self.app.glyphs.braille else "  |  ")  # type: ignore[attr-defined]
+            line.append(self._note, style=f"bold {colours.get('warning', '')}" if self._note_warning else "")
+        self.update(line)

@@ -1,0 +1,53 @@
+"""The fleet header: models by health × tier, and how fresh the data is."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.text import Text
+from textual.widgets import Static
+
+from fleetdesk.console.palette import palette
+from fleetdesk.wire import Health, ModelSummary, Tier
+
+
+class FleetCounts(Static):
+    """'TIER0 ✗2 ?0 ✓10 · TIER1 …' plus totals; repaints only when a count changes."""
+
+    DEFAULT_CSS = """
+    FleetCounts { height: auto; padding: 0 1; background: $surface; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._shown: tuple | None = None
+
+    def show_counts(self, models: list[ModelSummary], shown: int) -> None:
+        counts = Counter((m.tier, m.health) for m in models)
+        open_incidents = len({m.open_incident_id for m in models if m.open_incident_id is not None})
+        key = (tuple(sorted(counts.items())), len(models), shown, open_incidents, self.app.theme)
+        if key == self._shown:
+            return
+        self._shown = key
+        glyphs = self.app.glyphs  # type: ignore[attr-defined]
+        colours = palette(self.app)
+        line = Text(no_wrap=False)
+        line.append(f"{len(models)} models", style="bold")
+        if shown != len(models):
+            line.append(f" ({shown} shown)")
+        line.append(f"  {open_incidents} open incident{'s' if open_incidents != 1 else ''}")
+        line.append(f"   [{glyphs.health[Health.UNSTABLE]} unstable {glyphs.health[Health.NO_DATA]} no data "
+                    f"{glyphs.health[Health.STABLE]} stable]\n", style=colours.get("foreground-muted", ""))
+        for index, tier in enumerate(Tier):
+            if index:
+                line.append(glyphs.separator)
+            line.append(f"T{tier.rank} ", style="bold")
+            for health, style in (
+                (Health.UNSTABLE, "error"), (Health.NO_DATA, "warning"), (Health.STABLE, "success")
+            ):
+                count = counts.get((tier, health), 0)
+                colour = colours.get(style, "") if count and health is not Health.STABLE else ""
+                line.append(f"{glyphs.health[health]}{count}", style=f"bold {colour}" if colour else "")
+                if health is not Health.STABLE:
+                    line.append(" ")
+        self.update(line)

@@ -1,0 +1,215 @@
+"""A stability chart (calibration or NE) drawn into a character grid, repainting only cells that changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.style import Style
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+from fleetdesk.console.palette import palette
+from fleetdesk.console.glyphs import Glyphs
+from fleetdesk.console.widgets.model.grid import Grid
+from fleetdesk.console.widgets.model.time_axis import TimeAxis
+from fleetdesk.wire import Health, HealthBands, StabilityPoint, StabilitySeries
+
+AXIS_WIDTH = 6  # y labels like "1.05" or "0.850" plus a gap
+
+
+class Signal:
+    """One of the two stability signals: how to read it and where its healthy band is."""
+
+    def __init__(self, name: str, read: Callable[[StabilityPoint], float | None],
+                 band: Callable[[HealthBands], tuple[float | None, float]]) -> None:
+        self.name = name
+        self.read = read
+        self.band = band
+
+
+CALIBRATION = Signal("calibration", lambda p: p.calibration,
+                     lambda b: (b.calibration_low, b.calibration_high))
+NE = Signal("NE", lambda p: p.normalized_entropy, lambda b: (None, b.ne_max))
+
+
+class StabilityChart(Widget):
+    """Title and legend, the plot with its healthy band and the baseline overlaid, unstable buckets marked, a paged time axis."""
+
+    DEFAULT_CSS = """
+    StabilityChart { height: 11; min-width: 30; }
+    """
+
+    def __init__(self, signal: Signal, glyphs: Glyphs, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.signal = signal
+        self.glyphs = glyphs
+        self.series: StabilitySeries | None = None
+        self.grid: Grid | None = None
+        self._input: tuple | None = None
+        self.cells_refreshed = 0
+        """Cells sent for repaint since mount (for tests and the bench)."""
+
+    def set_series(self, series: StabilitySeries) -> None:
+        """Show ``series``; nothing is redrawn when it is the same data."""
+        self.series = series
+        self._redraw()
+
+    def on_resize(self) -> None:
+        self._redraw()
+
+    def restyle(self) -> None:
+        self._input = None
+        self._redraw()
+
+    def _redraw(self) -> None:
+        width, height = self.size.width, self.size.height
+        if width <= 0 or height <= 0:
+            return
+        key = (width, height, self.series)
+        if key == self._input:
+            return
+        self._input = key
+        grid = self._draw(width, height)
+        previous, self.grid = self.grid, grid
+        for x, y, length in grid.changed_runs(previous):
+            self.cells_refreshed += length
+            self.refresh(Region(x, y, length, 1))
+
+    def render_line(self, y: int) -> Strip:
+        base = self.rich_style
+        if self.grid is None or y >= self.grid.height:
+            return Strip.blank(self.size.width, base)
+        return Strip(self.grid.segments(y, base), self.grid.width)
+
+    # --- drawing --------------------------------------------------------------
+
+    def _styles(self) -> dict[str, Style]:
+        colours = palette(self.app)
+        return {
+            "model": Style(color=colours.get("primary"), bold=True),
+            "baseline": Style(color=colours.get("secondary")),
+            "band": Style(color=colours.get("success"), dim=True),
+            "bad": Style(color=colours.get("error"), bold=True),
+            "muted": Style(color=colours.get("foreground-muted")),
+            "title": Style(bold=True),
+        }
+
+    def _draw(self, width: int, height: int) -> Grid:
+        grid = Grid(width, height)
+        styles = self._styles()
+        series = self.series
+        title = self.signal.name
+        if series is None:
+            grid.text(0, 0, f"{title}: loading…", styles["title"])
+            return grid
+        plot_top, plot_bottom = 1, height - 3  # rows of the plot area, inclusive
+        plot_left, plot_width = AXIS_WIDTH, width - AXIS_WIDTH
+        if plot_bottom < plot_top or plot_width < 4:
+            grid.text(0, 0, f"{title}: too small", styles["title"])
+            return grid
+        rows = plot_bottom - plot_top + 1
+        points = [(p, self.signal.read(p)) for p in series.points]
+        baseline = [(p, self.signal.read(p)) for p in series.baseline_points]
+        low, high = self.signal.band(series.bands)
+        values = [v for _, v in points + baseline if v is not None] + [high] + ([low] if low is not None else [])
+        bottom, top = min(values), max(values)
+        pad = (top - bottom) * 0.1 or abs(top) * 0.05 or 0.05
+        bottom, top = bottom - pad, top + pad
+        if low is None:
+            bottom = max(0.0, bottom)
+
+        def row_of(value: float, sub: int) -> int:
+            """Sub-row (0 at the top) of ``value`` with ``sub`` sub-rows per cell."""
+            share = (top - value) / (top - bottom)
+            return min(rows * sub - 1, max(0, round(share * (rows * sub - 1))))
+
+        axis = TimeAxis.paged(series.window.duration, series.end)
+        self._legend(grid, styles, series)
+        # y labels: the band edges and the range ends.
+        for value in (top, high, low, bottom):
+            if value is None:
+                continue
+            grid.text(0, plot_top + row_of(value, 1), _number(value).rjust(AXIS_WIDTH - 1), styles["muted"])
+        # the healthy band edges, drawn first so data draws over them.
+        for edge in (low, high):
+            if edge is None:
+                continue
+            y = plot_top + row_of(edge, 1)
+            for x in range(plot_left, width):
+                grid.put(x, y, self.glyphs.band, styles["band"])
+        sub_x = 2 if self.glyphs.braille else 1
+        sub_y = 4 if self.glyphs.braille else 1
+
+        def plot(series_points: Sequence[tuple[StabilityPoint, float | None]], style_of, mark: str) -> None:
+            previous: tuple[int, int] | None = None
+            for point, value in series_points:
+                if value is None:
+                    previous = None  # a gap (no data) is left visibly empty
+                    continue
+                moment = point.start + series.bucket / 2
+                x = int(axis.position(moment, plot_width * sub_x))
+                y = row_of(value, sub_y)
+                style = style_of(point)
+                if self.glyphs.braille:
+                    for px, py in _line(previous, (x, y)):
+                        grid.dot(plot_left * 2 + px, plot_top * 4 + py, style)
+                else:
+                    grid.put(plot_left + x, plot_top + y, mark, style)
+                previous = (x, y)
+
+        plot(baseline, lambda p: styles["baseline"], self.glyphs.baseline_mark)
+        plot(points, lambda p: styles["bad"] if p.health is Health.UNSTABLE else styles["model"], "*")
+        # unstable buckets marked under the plot, so they read without colour
+        for point in series.points:
+            if point.health is Health.UNSTABLE:
+                x = int(axis.position(point.start + series.bucket / 2, plot_width))
+                grid.put(plot_left + x, plot_bottom + 1, self.glyphs.violation, styles["bad"])
+        self._time_labels(grid, axis, plot_left, plot_width, height - 1, styles["muted"])
+        return grid
+
+    def _legend(self, grid: Grid, styles: dict[str, Style], series: StabilitySeries) -> None:
+        x = 0
+        parts = [(self.signal.name, styles["title"]), (f" {series.window}  ", styles["muted"]),
+                 ("⣿ " if self.glyphs.braille else "* ", styles["model"]), ("model  ", None)]
+        if series.baseline_model_id:
+            parts += [(self.glyphs.baseline_mark * 2 + " ", styles["baseline"]), ("baseline  ", None)]
+        parts += [(self.glyphs.band * 2 + " ", styles["band"]), ("band  ", None),
+                  (self.glyphs.violation + " ", styles["bad"]), ("unstable", None)]
+        for text, style in parts:
+            grid.text(x, 0, text, style)
+            x += len(text)
+
+    @staticmethod
+    def _time_labels(grid: Grid, axis: TimeAxis, left: int, width: int, y: int, style: Style) -> None:
+        for moment, label in axis.ticks(width, 5):
+            x = left + int(axis.position(moment, width))
+            if x + len(label) <= grid.width:
+                grid.text(x, y, label, style)
+
+
+def _number(value: float) -> str:
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def _line(start: tuple[int, int] | None, end: tuple[int, int]) -> list[tuple[int, int]]:
+    """Bresenham points from ``start`` to ``end`` (just ``end`` when there is no start)."""
+    if start is None:
+        return [end]
+    (x0, y0), (x1, y1) = start, end
+    points = []
+    dx, dy = abs(x1 - x0), -abs(y1 - y0)
+    step_x, step_y = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
+    error = dx + dy
+    while True:
+        points.append((x0, y0))
+        if (x0, y0) == (x1, y1):
+            return points
+        twice = 2 * error
+        if twice >= dy:
+            error += dy
+            x0 += step_x
+        if twice <= dx:
+            error += dx
+            y0 += step_y
+

@@ -1,0 +1,78 @@
+"""Registry context at the top of the model view: what it is, why it matters, what is safe."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from fleetdesk.console.palette import palette
+from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import Lineage, ModelDetail, Tier
+
+
+def one_sentence(detail: ModelDetail) -> str:
+    """What it does, how important and why, and the safe fallback, in one sentence."""
+    model = detail.model
+    purpose = sanitize(model.purpose).rstrip(".")
+    why = sanitize(model.tier_justification).rstrip(".")
+    importance = f"{model.tier}" + (f" because {why[0].lower()}{why[1:]}" if why else "")
+    if model.baseline_model_id:
+        fallback = f"safe fallback is its baseline {sanitize(model.baseline_model_id)}"
+    else:
+        fallback = "no baseline to fall back to: escalate instead"
+    return f"{purpose}; {importance}; {fallback}."
+
+
+class ModelContext(Static):
+    """The registry record read out for a human; data always as plain Text, never markup."""
+
+    DEFAULT_CSS = """
+    ModelContext { height: auto; padding: 0 1; background: $surface; }
+    """
+
+    def show(self, detail: ModelDetail, lineage: Lineage | None, glyphs: Glyphs) -> None:
+        model = detail.model
+        colours = palette(self.app)
+        text = Text()
+        text.append(sanitize(model.id), style="bold")
+        text.append("  ")
+        text.append(glyphs.attention[detail.attention], style=f"bold {colours.get(ATTENTION_STYLE[detail.attention], '')}")
+        text.append(f"  {model.tier}  {model.role}", style="bold")
+        text.append("\n")
+        text.append(sanitize(detail.decoded.description), style="italic")
+        text.append(f"  ({sanitize(model.type)})\n", style=colours.get("foreground-muted", ""))
+        text.append(one_sentence(detail) + "\n")
+        text.append("owner ", style="bold")
+        text.append(f"{sanitize(model.owner_team)} / {sanitize(model.oncall_rotation)}")
+        live = detail.live
+        text.append("   launch ", style="bold")
+        phase = f"{live.launch_phase}" + (" (halted)" if live.launch_halted else "")
+        text.append(phase)
+        text.append("   serving ", style="bold")
+        serving = "itself" if live.serving_model_id == model.id else sanitize(live.serving_model_id)
+        text.append(f"{serving} at {live.traffic_share:.0%} traffic")
+        if live.experiment_ended:
+            text.append(" (experiment ended)")
+        text.append("\n")
+        text.append("baseline ", style="bold")
+        text.append(f"{sanitize(model.baseline_model_id)} [b]" if model.baseline_model_id else "none")
+        text.append("   holdout ", style="bold")
+        text.append(f"{sanitize(model.holdout_model_id)} [o]" if model.holdout_model_id else "none")
+        if lineage is not None:
+            text.append("\nupstream ", style="bold")
+            if lineage.upstream:
+                first = lineage.upstream[0]
+                text.append(f"{sanitize(first.id)} {glyphs.attention[first.attention]} [u]")
+                if len(lineage.upstream) > 1:
+                    text.append(f" (+{len(lineage.upstream) - 1} further up)")
+            else:
+                text.append("none")
+            total = sum(lineage.blast_radius.values())
+            text.append("   blast radius ", style="bold")
+            if total:
+                text.append(f"{total} downstream: " + " ".join(
+                    f"T{tier.rank}:{lineage.blast_radius.get(tier, 0)}" for tier in Tier))
+            else:
+                text.append("none downstream")
+        self.update(text)
