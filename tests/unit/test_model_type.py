@@ -130,6 +130,14 @@ def test_error_message_is_available_without_the_prefix() -> None:
     assert caught.value.message.startswith("'a: b' is not lowercase words")
 
 
+@pytest.mark.parametrize("query", ["describe", "stage"])
+def test_a_hand_built_type_with_unknown_terms_is_a_model_type_error(query: str) -> None:
+    unknown = ModelType(app="ig", surface="stories", position="top", architecture="mtml")
+    with pytest.raises(ModelTypeError) as caught:
+        getattr(VOCABULARY, query)(unknown)
+    assert caught.value.part == "position"
+
+
 @pytest.mark.parametrize("term", ["Stories", "two_words", "a--b", "-a", "a-", "", "a b", "ok\n"])
 def test_vocabulary_rejects_terms_outside_the_grammar(term: str) -> None:
     with pytest.raises(ValidationError):

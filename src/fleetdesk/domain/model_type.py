@@ -105,6 +105,7 @@ class Vocabulary(BaseModel):
 
     def describe(self, model_type: ModelType) -> str:
         """Human reading of a type, e.g. 'Instagram · Stories · tray (…) · multi-task multi-label'."""
+        self.parse(str(model_type))  # a ModelType built by hand may hold unknown terms
         position = self.positions[model_type.position]
         return " · ".join(
             (
@@ -116,6 +117,8 @@ class Vocabulary(BaseModel):
         )
 
     def stage(self, model_type: ModelType) -> FunnelStage:
+        """The funnel stage of the type's position (ModelTypeError for unknown terms)."""
+        self.parse(str(model_type))
         return self.positions[model_type.position].stage
 
 
