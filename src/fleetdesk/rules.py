@@ -41,8 +41,12 @@ _BY = f"by ({', '.join(MODEL_LABELS)})"
 ALERT_SEVERITY = {Severity.PAGE: "critical", Severity.TICKET: "warning"}
 """Alertmanager severity label for each burn-rate rule severity."""
 
-CONSOLE_COMMAND = "fleetdesk console --model {model_id}"
-"""How an engineer opens the console on one model (used in alert annotations)."""
+DEFAULT_SERVER_URL = "http://127.0.0.1:8080"
+
+
+def console_command(server_url: str, model_id: str) -> str:
+    """The shell command an engineer pastes to open the console on this model (alert annotations)."""
+    return f"fleetdesk console --server {server_url}  # then open {model_id}"
 
 
 class RecordingRule(BaseModel):
@@ -231,7 +235,7 @@ def _alert_name(rule: BurnRateRule) -> str:
     return "FleetdeskStabilityBurnRate" + "".join(w[:1].upper() + w[1:] for w in words if w)
 
 
-def burn_rate_alerts(policy: SloPolicy) -> list[AlertingRule]:
+def burn_rate_alerts(policy: SloPolicy, server_url: str = DEFAULT_SERVER_URL) -> list[AlertingRule]:
     """One multi-window alert per burn-rate rule of the policy."""
     alerts = []
     for rule in policy.rules:
@@ -262,7 +266,7 @@ def burn_rate_alerts(policy: SloPolicy) -> list[AlertingRule]:
                         f"{duration(policy.slice)} slices its {policy.objective:.4g} objective allows; "
                         f"burn rate {{{{ $value | printf \"%.3g\" }}}} over {long_w}."
                     ),
-                    "console": CONSOLE_COMMAND.format(model_id="{{ $labels.model_id }}"),
+                    "console": console_command(server_url, "{{ $labels.model_id }}"),
                 },
             )
         )
@@ -274,14 +278,15 @@ def recording_rule_file(policy: SloPolicy) -> RuleFile:
     return RuleFile(groups=[RuleGroup(name="fleetdesk-stability", rules=list(stability_rules(policy.slice)))])
 
 
-def alert_rule_file(policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands]) -> RuleFile:
+def alert_rule_file(policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands],
+                    server_url: str = DEFAULT_SERVER_URL) -> RuleFile:
     """Slice health, burn rates and multi-window burn-rate alerts (needs the recording rules too)."""
     return RuleFile(
         groups=[
             RuleGroup(
                 name="fleetdesk-slo",
                 rules=[slice_rule(policy, default_bands, bands), *burn_rate_rules(policy),
-                       *burn_rate_alerts(policy)],
+                       *burn_rate_alerts(policy, server_url)],
             )
         ]
     )

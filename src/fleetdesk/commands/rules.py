@@ -18,6 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("kind", choices=("recording", "alerts"), help="which rule file to print")
     parser.add_argument("--fleet", default="small", help="fixture fleet name or path to a fleet file (default: small)")
+    parser.add_argument("--server-url", default=None, metavar="URL",
+                        help="the fleetdesk server named in alert annotations' console command"
+                             " (default http://127.0.0.1:8080)")
     parser.set_defaults(func=run)
 
 
@@ -37,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "recording":
         rule_file = rules.recording_rule_file(fleet.file.slo)
     else:
-        rule_file = rules.alert_rule_file(fleet.file.slo, fleet.file.default_bands, fleet.file.bands)
+        rule_file = rules.alert_rule_file(fleet.file.slo, fleet.file.default_bands, fleet.file.bands,
+                                          args.server_url or rules.DEFAULT_SERVER_URL)
     sys.stdout.write(rule_file.to_yaml(header))
     return 0

@@ -19,9 +19,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
-from fleetdesk.rules import CONSOLE_COMMAND
+from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
-from fleetdesk.server.integrations.outbox import DeliveryFailed, RetryBackoff
+from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
 from fleetdesk.wire import Page
 
 ALERT_NAME = "FleetdeskEscalation"
@@ -63,7 +63,7 @@ def alert_labels(page: Page, model: Model) -> dict[str, str]:
     }
 
 
-def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedelta,
+def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedelta, server_url: str,
                      generator_url: str | None = None) -> PostableAlert:
     """The alert announcing one escalation page."""
     who = "the owning team" if page.target == "owner" else f"the team of an upstream model of {model.id}"
@@ -80,7 +80,7 @@ def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedel
             "reason": sanitize(page.reason, limit=2000),
             "escalated_to": sanitize(f"{page.team} ({page.rotation}), {who}"),
             "incident": "" if page.incident_id is None else str(page.incident_id),
-            "console": CONSOLE_COMMAND.format(model_id=model.id),
+            "console": console_command(server_url, model.id),
         },
         starts_at=starts_at,
         ends_at=starts_at + ttl,
@@ -96,13 +96,14 @@ class AlertmanagerTarget(OutboundPagingTarget):
     def __init__(
         self,
         url: str,
+        server_url: str = DEFAULT_SERVER_URL,
         ttl: timedelta = timedelta(hours=24),
         timeout: float = 5.0,
         backoff: RetryBackoff | None = None,
         generator_url: str | None = None,
         sweep_interval: float = 2.0,
     ) -> None:
-        super().__init__(backoff, sweep_interval)
+        super().__init__(server_url, backoff, sweep_interval)
         self.url = url.rstrip("/")
         self.ttl = ttl
         self.generator_url = generator_url
@@ -113,7 +114,7 @@ class AlertmanagerTarget(OutboundPagingTarget):
         return f"Alertmanager at {self.url}"
 
     def page_payload(self, page: Page, model: Model, sent_at: datetime) -> Any:
-        return [escalation_alert(page, model, sent_at, self.ttl, self.generator_url).wire()]
+        return [escalation_alert(page, model, sent_at, self.ttl, self.server_url, self.generator_url).wire()]
 
     def resolve_payload(self, page_payload: Any, resolved_at: datetime) -> Any:
         resolved = []
@@ -122,9 +123,9 @@ class AlertmanagerTarget(OutboundPagingTarget):
             resolved.append(original.model_copy(update={"ends_at": max(resolved_at, original.starts_at)}).wire())
         return resolved
 
-    def send(self, payload: Any) -> None:
+    def send(self, entry: OutboxEntry) -> None:
         try:
-            response = self._http.post(f"{self.url}/api/v2/alerts", json=payload)
+            response = self._http.post(f"{self.url}/api/v2/alerts", json=entry.payload)
         except httpx.TimeoutException:
             raise DeliveryFailed("timed out") from None
         except httpx.ConnectError:

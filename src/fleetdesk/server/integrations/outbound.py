@@ -35,7 +35,9 @@ PAGE, RESOLVE = "page", "resolve"
 class OutboundPagingTarget(PagingTarget):
     """A PagingTarget that sends over the network through a durable outbox; call ``attach`` once."""
 
-    def __init__(self, backoff: RetryBackoff | None = None, sweep_interval: float = 2.0) -> None:
+    def __init__(self, server_url: str, backoff: RetryBackoff | None = None, sweep_interval: float = 2.0) -> None:
+        self.server_url = server_url
+        """This fleetdesk server's URL, for the console command in pages."""
         self._backoff = backoff
         self._sweep_interval = sweep_interval
         self._backend: Backend | None = None
@@ -55,8 +57,8 @@ class OutboundPagingTarget(PagingTarget):
         """The JSON-able body withdrawing what ``page_payload`` announced."""
 
     @abstractmethod
-    def send(self, payload: Any) -> None:
-        """One delivery try; raises DeliveryFailed with a plain-words reason."""
+    def send(self, entry: OutboxEntry) -> None:
+        """One delivery try of ``entry.payload``; raises DeliveryFailed with a plain-words reason."""
 
     @property
     def outbox(self) -> Outbox:

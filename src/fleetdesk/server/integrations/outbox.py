@@ -81,7 +81,7 @@ class DeliveryFailed(Exception):
     """A delivery try failed; the message says why in plain words (no secrets)."""
 
 
-Deliver = Callable[[Any], None]
+Deliver = Callable[["OutboxEntry"], None]
 Sweep = Callable[[], None]
 OutcomeListener = Callable[[OutboxEntry, str | None], None]
 """Called after every try with the entry as it stands and the error (None when delivered)."""
@@ -171,7 +171,7 @@ class Outbox:
         try:
             error: str | None = None
             try:
-                self._deliver(entry.payload)
+                self._deliver(entry)
             except DeliveryFailed as failure:
                 error = str(failure)
             now = _now()

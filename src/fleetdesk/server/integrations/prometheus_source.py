@@ -105,7 +105,8 @@ class PrometheusMetricsSource(MetricsSource):
         buckets = []
         for bucket_start in starts:
             values = {name: growth[name].get(bucket_start) for name in COUNTERS}
-            if any(value is None for value in values.values()):
+            # A bucket with no events is no data, like a missing one: leave it out.
+            if any(value is None for value in values.values()) or not values["events"]:
                 continue
             buckets.append(
                 StabilityBucket(start=bucket_start, **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()})

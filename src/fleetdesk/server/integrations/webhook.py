@@ -24,9 +24,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretBytes
 
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
-from fleetdesk.rules import CONSOLE_COMMAND
+from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
-from fleetdesk.server.integrations.outbox import DeliveryFailed, RetryBackoff
+from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
 from fleetdesk.wire import EscalationTarget, Page
 
 TIMESTAMP_HEADER = "X-Fleetdesk-Timestamp"
@@ -74,11 +74,11 @@ class WebhookTarget(OutboundPagingTarget):
 
     name = "webhook"
 
-    def __init__(self, url: str, secret: bytes, timeout: float = 5.0, backoff: RetryBackoff | None = None,
-                 sweep_interval: float = 2.0) -> None:
+    def __init__(self, url: str, secret: bytes, server_url: str = DEFAULT_SERVER_URL, timeout: float = 5.0,
+                 backoff: RetryBackoff | None = None, sweep_interval: float = 2.0) -> None:
         if not secret:
             raise ValueError("a webhook needs a non-empty signing secret")
-        super().__init__(backoff, sweep_interval)
+        super().__init__(server_url, backoff, sweep_interval)
         self.url = url
         self._secret = SecretBytes(secret)
         self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 2.0)))
@@ -94,18 +94,19 @@ class WebhookTarget(OutboundPagingTarget):
         return WebhookEvent(
             event="page", at=sent_at, model_id=model.id, model_type=model.type, tier=model.tier, team=page.team,
             rotation=page.rotation, target=page.target, reason=page.reason, incident_id=page.incident_id,
-            purpose=model.purpose, console=CONSOLE_COMMAND.format(model_id=model.id),
+            purpose=model.purpose, console=console_command(self.server_url, model.id),
         ).model_dump(mode="json")
 
     def resolve_payload(self, page_payload: Any, resolved_at: datetime) -> Any:
         page = WebhookEvent.model_validate(page_payload)
         return page.model_copy(update={"event": "resolve", "at": resolved_at}).model_dump(mode="json")
 
-    def send(self, payload: Any) -> None:
-        body = WebhookEvent.model_validate(payload).model_dump_json().encode()
+    def send(self, entry: OutboxEntry) -> None:
+        body = WebhookEvent.model_validate(entry.payload).model_dump_json().encode()
         timestamp = str(int(time.time()))
         headers = {
             "Content-Type": "application/json",
+            DELIVERY_HEADER: str(entry.id),
             TIMESTAMP_HEADER: timestamp,
             SIGNATURE_HEADER: signature(self._secret.get_secret_value(), timestamp, body),
         }

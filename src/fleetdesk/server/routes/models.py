@@ -82,6 +82,8 @@ def stability(model_id: str, backend: BackendDep, _: PrincipalDep, window: Windo
             _points(backend.metrics.buckets(model.baseline_model_id, start, end), bands)
             if model.baseline_model_id else []
         )
+    except Problem:
+        raise  # a source that speaks problem details (Prometheus: unreachable 503, query error 502) keeps them
     except MetricsSourceError as error:
         raise Problem(503, ProblemType.UNAVAILABLE, f"metrics source {backend.metrics.name}: {error}") from None
     return StabilitySeries(model_id=model_id, window=window, start=start, end=end, bucket=backend.config.bucket,
