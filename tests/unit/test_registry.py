@@ -6,6 +6,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from fleetdesk.domain.model_type import FunnelStage, Position, Vocabulary
@@ -339,3 +341,44 @@ def test_unknown_id_with_nothing_close_has_no_hint() -> None:
 def test_model_record_rejects_bad_fields(change: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         model("base", **change)
+
+
+# --- property: independent faults are each reported, and nothing else -----------------
+
+SLOTS = 12
+WIDE_VOCABULARY = VOCABULARY.model_copy(update={"surfaces": {f"s{i}": f"surface {i}" for i in range(SLOTS)}})
+FAULTS: dict[str, tuple[str, Any]] = {
+    # fault kind: (field reported, change to the model; a callable gets the model id)
+    "unjustified tier": ("tier_justification", {"tier": Tier.TIER2}),
+    "unknown baseline": ("baseline_model_id", {"baseline_model_id": "ghost"}),
+    "unknown holdout": ("holdout_model_id", {"holdout_model_id": "ghost"}),
+    "unknown upstream": ("upstream_model_ids", {"upstream_model_ids": ("ghost",)}),
+    "self loop": ("upstream_model_ids", lambda model_id: {"upstream_model_ids": (model_id,)}),
+    "self baseline": ("baseline_model_id", lambda model_id: {"baseline_model_id": model_id}),
+    "unknown type": ("type", {"type": "ig_nowhere_tray_mtml"}),
+    "short traffic": ("traffic_share", {"traffic_share": 0.5}),
+    "experiment alone": ("baseline_model_id", {"role": Role.EXPERIMENT}),
+}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.integers(min_value=0, max_value=SLOTS - 1), st.sampled_from(sorted(FAULTS)), max_size=SLOTS))
+def test_every_injected_fault_is_reported_with_its_model_and_field(faults: dict[int, str]) -> None:
+    # One baseline per surface, each alone in its traffic slot, then one fault on some of them.
+    fleet = []
+    expected = set()
+    for slot in range(SLOTS):
+        model_id = f"m{slot}"
+        change: dict[str, Any] = {}
+        if slot in faults:
+            field, fault = FAULTS[faults[slot]]
+            change = fault(model_id) if callable(fault) else fault
+            expected.add((model_id, field))
+        fleet.append(model(model_id, **{"type": f"ig_s{slot}_tray_mtml", **change}))
+    if not expected:
+        assert len(Registry(fleet, WIDE_VOCABULARY)) == SLOTS
+        return
+    with pytest.raises(RegistryError) as caught:
+        Registry(fleet, WIDE_VOCABULARY)
+    assert {(v.model_id, v.field) for v in caught.value.violations} == expected
+    assert len(caught.value.violations) == len(expected)
