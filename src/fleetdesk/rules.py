@@ -177,8 +177,16 @@ def stability_rules(window: timedelta) -> list[RecordingRule]:
     return rules
 
 
+_RE2_SPECIAL = re.compile(r"([\\.+*?()|\[\]{}^$])")
+
+
+def _promql_regex_literal(text: str) -> str:
+    """``text`` matched literally by a PromQL regex matcher: RE2-escaped, then escaped for a PromQL string."""
+    return _RE2_SPECIAL.sub(r"\\\1", text).replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _type_selector(types: list[str], exclude: bool) -> str:
-    pattern = "|".join(re.escape(t) for t in sorted(types))
+    pattern = "|".join(_promql_regex_literal(t) for t in sorted(types))
     return f'{{model_type{"!~" if exclude else "=~"}"{pattern}"}}' if types else ""
 
 

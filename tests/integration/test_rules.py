@@ -19,7 +19,7 @@ from .processes import require_binary
 pytestmark = pytest.mark.integration
 
 DEFAULT_BANDS = HealthBands(calibration_low=0.9, calibration_high=1.1, ne_max=0.95)
-WIDE_TYPE = "ig_feed_late_mtml"
+WIDE_TYPE = "ig_feed_late-stage_mtml"  # a dash: regex and PromQL string escaping both matter
 WIDE_BANDS = HealthBands(calibration_low=0.5, calibration_high=2.5, ne_max=0.99)
 POLICY = SloPolicy()
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
@@ -49,6 +49,12 @@ def test_generated_rules_pass_promtool_check(tmp_path: Path) -> None:
 def test_committed_example_rules_pass_promtool_check(name: str) -> None:
     result = promtool("check", "rules", DEPLOY / name)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_example_prometheus_config_loads_the_committed_rules() -> None:
+    result = promtool("check", "config", DEPLOY / "prometheus.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 2 rule files found" in result.stdout
 
 
 def test_committed_examples_are_what_the_generator_prints(capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,7 +154,7 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
                                     "description": "Model drifting of type ig_feed_early_mtml (TIER1) is outside its"
                                                    " calibration/NE bands in more than 14.4x the share of 1h slices"
                                                    " its 0.99 objective allows; burn rate 100 over 1h.",
-                                    "console": "fleetdesk console --model drifting",
+                                    "console": "fleetdesk console --server http://127.0.0.1:8080  # then open drifting",
                                 },
                             }
                         ],
