@@ -210,16 +210,16 @@ class Registry:
                 baseline = self.models.get(model.baseline_model_id or "")
                 if model.baseline_model_id is None:
                     flag(model, "baseline_model_id", f"{_a(model.role)} needs a baseline")
-                elif baseline is None or baseline.id == model.id:
-                    pass  # already reported as unknown or self-reference
-                elif baseline.type != model.type:
-                    flag(
-                        model,
-                        "baseline_model_id",
-                        f"baseline {baseline.id!r} has type {baseline.type!r}, not {model.type!r}",
-                    )
-                elif baseline.role != Role.BASELINE:
-                    flag(model, "baseline_model_id", f"{baseline.id!r} is {_a(baseline.role)}, not a baseline")
+                # An unknown or self baseline was reported above; one problem, one violation.
+                elif baseline is not None and baseline.id != model.id:
+                    if baseline.type != model.type:
+                        flag(
+                            model,
+                            "baseline_model_id",
+                            f"baseline {baseline.id!r} has type {baseline.type!r}, not {model.type!r}",
+                        )
+                    elif baseline.role != Role.BASELINE:
+                        flag(model, "baseline_model_id", f"{baseline.id!r} is {_a(baseline.role)}, not a baseline")
             if model.role == Role.FOUNDATION:
                 if model.traffic_share:
                     flag(model, "traffic_share", "a foundation model serves no traffic of its own")
