@@ -54,7 +54,7 @@ class ModelFilters(BaseModel):
 
     app: str | None = None
     surface: str | None = None
-    tier: Tier | None = None
+    tier: tuple[Tier, ...] = Field(default=(), description="Any of these tiers")
     role: Role | None = None
     health: Health | None = None
     q: str | None = Field(default=None, description="Substring of the model id")
@@ -121,7 +121,7 @@ class FleetdeskClient:
         return await self._caller.run(call)
 
     async def _get(self, path: str, shape: Any, params: dict[str, Any] | None = None) -> Any:
-        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None and v != ()}
         return await self._run(Call("GET", API_PREFIX + path, shape, params=query or None))
 
     # --- reads -------------------------------------------------------------
@@ -262,7 +262,9 @@ def _segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def _query_value(value: Any) -> str:
+def _query_value(value: Any) -> str | list[str]:
+    if isinstance(value, tuple | list):
+        return [str(_query_value(item)) for item in value]
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, bool):
