@@ -53,14 +53,17 @@ class EmbeddedServer:
 
 
 def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, now: datetime | None = None,
-                   paging: PagingTarget | None = None) -> EmbeddedServer:
-    """Seed (or reuse) a database, start serving on 127.0.0.1:<random>, and mint tokens for each role."""
+                   paging: PagingTarget | None = None, demo: bool = False) -> EmbeddedServer:
+    """Seed (or reuse) a database, start serving on 127.0.0.1:<random>, and mint tokens for each role.
+
+    ``now`` freezes the server clock; ``demo`` also serves reads without a token.
+    """
     temp_dir = None
     if db_path is None:
         temp_dir = Path(tempfile.mkdtemp(prefix="fleetdesk-"))
         db_path = temp_dir / "fleetdesk.sqlite"
     db_path = Path(db_path)
-    backend = Backend.open(db_path, fleet, Clock(now), paging=paging)
+    backend = Backend.open(db_path, fleet, Clock(now), paging=paging, demo=demo)
     teams = sorted({model.owner_team for model in backend.registry.models.values()})
     tokens = {
         "admin": create_token(backend.store, "admin", AccessRole.ADMIN, []),

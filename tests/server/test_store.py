@@ -1,0 +1,124 @@
+"""The SQLite store: migrations, seeding, reuse, append-only audit log, durability settings."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from fleetdesk.domain.stability import StabilitySums
+from fleetdesk.fleets import load_fleet
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.clock import Clock
+from fleetdesk.server.store import HEALTH_BY_CODE, SCHEMA_VERSION, Store, StoreError, bucket_health
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def test_migrate_creates_schema_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite")
+    assert store.migrate() == 0
+    assert store.schema_version() == SCHEMA_VERSION
+    assert store.migrate() == SCHEMA_VERSION  # second run: nothing to do
+    tables = {row[0] for row in store.connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"models", "buckets", "incidents", "incident_events", "notes", "audit_log", "idempotency", "tokens",
+            "events", "pages", "meta"} <= tables
+    store.close()
+
+
+def test_refuses_newer_schema_and_foreign_databases(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.sqlite"
+    with sqlite3.connect(newer) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer"):
+        Store(newer).migrate()
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE something (x)")
+    with pytest.raises(StoreError, match="not a fleetdesk database"):
+        Store(foreign).migrate()
+
+
+def test_durability_pragmas(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite")
+    store.migrate()
+    conn = store.connection()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+    store.close()
+
+
+def test_seed_stores_every_bucket_with_the_domain_health(tmp_path: Path) -> None:
+    fleet = load_fleet("small", end_at=NOW)
+    store = Store(tmp_path / "db.sqlite")
+    store.migrate()
+    count = store.seed(fleet)
+    conn = store.connection()
+    assert conn.execute("SELECT count(*) FROM buckets").fetchone()[0] == count
+    assert conn.execute("SELECT count(*) FROM models").fetchone()[0] == len(fleet.registry)
+    stored = {(row[0], row[1]): row[2] for row in conn.execute("SELECT model_id, start, health FROM buckets")}
+    expected = 0
+    for model_id, bucket in fleet.all_buckets():
+        expected += 1
+        domain_health = fleet.bands_for(model_id).health(bucket)
+        assert HEALTH_BY_CODE[stored[(model_id, int(bucket.start.timestamp()))]] is domain_health
+    assert expected == count
+    with pytest.raises(StoreError, match="already seeded"):
+        store.seed(fleet)
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("weight", "labels", "predictions", "cross_entropy"),
+    [(0.0, 0.0, 0.0, 0.0), (10.0, 0.0, 1.0, 3.0), (10.0, 10.0, 9.0, 3.0), (100.0, 10.0, 10.5, 30.0),
+     (100.0, 10.0, 13.0, 30.0), (100.0, 10.0, 10.0, 90.0)],
+)
+def test_fast_bucket_health_matches_the_domain(weight: float, labels: float, predictions: float,
+                                               cross_entropy: float) -> None:
+    bands = load_fleet("small").file.default_bands
+    sums = StabilitySums(weight=weight, label_sum=labels, prediction_sum=predictions, cross_entropy_sum=cross_entropy)
+    assert HEALTH_BY_CODE[bucket_health(bands, weight, labels, predictions, cross_entropy)] is bands.health(sums)
+
+
+def test_existing_database_is_reused_not_reseeded(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    backend = Backend.open(db, "small", Clock(NOW))
+    with backend.write() as conn:
+        conn.execute("UPDATE models SET launch_halted = 1 WHERE id = 'ig_feed_late-stage_mtml.x1-watch-time'")
+    buckets = backend.store.connection().execute("SELECT count(*) FROM buckets").fetchone()[0]
+    backend.close()
+    reopened = Backend.open(db, "large", Clock(NOW))  # a different fleet name must not reseed
+    conn = reopened.store.connection()
+    assert reopened.config.name == "small"
+    assert conn.execute("SELECT count(*) FROM buckets").fetchone()[0] == buckets
+    assert conn.execute(
+        "SELECT launch_halted FROM models WHERE id = 'ig_feed_late-stage_mtml.x1-watch-time'").fetchone()[0] == 1
+    reopened.close()
+
+
+def test_audit_log_is_append_only(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite")
+    store.migrate()
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO audit_log (at, actor, role, action, model_id, reason, idempotency_key, detail)"
+            " VALUES ('2026-01-01T00:00:00.000000+00:00', 'a', 'admin', 'note', 'm', 'r', 'k', '{}')")
+    for statement in ("UPDATE audit_log SET actor = 'mallory'", "DELETE FROM audit_log"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            with store.write() as conn:
+                conn.execute(statement)
+    assert store.connection().execute("SELECT actor FROM audit_log").fetchall()[0][0] == "a"
+    store.close()
+
+
+def test_seeding_opens_incidents_for_models_already_paging(tmp_path: Path) -> None:
+    backend = Backend.open(tmp_path / "db.sqlite", "small", Clock(NOW))
+    conn = backend.store.connection()
+    paging = {row[0] for row in conn.execute("SELECT id FROM models WHERE attention = 'page'")}
+    in_incidents = {row[0] for row in conn.execute(
+        "SELECT id FROM models WHERE attention = 'page' AND open_incident_id IS NOT NULL")}
+    assert paging and paging == in_incidents
+    backend.close()
