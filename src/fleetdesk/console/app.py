@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from fleetdesk.client import ConnectionUpdate, EventUpdate, FleetdeskClient, Unauthorized
+from fleetdesk.client import ClientTimeouts, ConnectionUpdate, FleetdeskClient, Unauthorized
 from fleetdesk.console.config import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
@@ -30,6 +30,7 @@ class Backend:
     url: str
     token: SecretStr | None = None
     label: str = ""
+    timeouts: ClientTimeouts = ClientTimeouts()
 
 
 class FleetdeskApp(App[None]):
@@ -51,7 +52,7 @@ class FleetdeskApp(App[None]):
         self.backend = backend
         self.glyphs: Glyphs = ASCII if self.settings.ascii else UNICODE
         self.link = Link(stale_after=self.settings.stale_after_seconds)
-        self.client = FleetdeskClient(backend.url, backend.token)
+        self.client = FleetdeskClient(backend.url, backend.token, timeouts=backend.timeouts)
         self.me: WhoAmI | None = None
         self.info: ServerInfo | None = None
         self.theme_problems: list[str] = []

@@ -10,7 +10,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
 
 from fleetdesk.client import FleetdeskError, PageRequest
-from fleetdesk.console.fleet_filter import split, tier_word
+from fleetdesk.console.fleet_filter import split
 from fleetdesk.console.messages import FleetLoaded, LinkChanged, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
@@ -139,7 +139,7 @@ class FleetScreen(Screen):
     # --- filter ---------------------------------------------------------------
 
     def _words(self) -> list[str]:
-        words = [w for w in split(self.query_one("#filter", Input).value) if tier_word(w) is None]
+        words = split(self.query_one("#filter", Input).value)
         if self._tier is not None:
             words.append(f"t{self._tier.rank}")
         return words

@@ -300,9 +300,10 @@ class ModelScreen(Screen):
             return EscalationTarget.UPSTREAM
         return EscalationTarget.OWNER
 
-    def _intent(self, kind: ActionKind, reason: str, text: str = "") -> ActionIntent:
+    def _intent(self, kind: ActionKind, reason: str, text: str = "", serving: str | None = None) -> ActionIntent:
+        """A new intent; ``serving`` is the serving model the engineer saw (default: as shown now)."""
         assert self.detail is not None
-        serving = self.detail.live.serving_model_id
+        serving = serving or self.detail.live.serving_model_id
         if kind is ActionKind.ROLLBACK:
             return ActionIntent.rollback(self.model_id, expected_serving_model_id=serving, reason=reason)
         if kind is ActionKind.END_EXPERIMENT:
@@ -344,7 +345,10 @@ class ModelScreen(Screen):
                 real = retry
             else:
                 default = f"{intent.kind} from the console ({self.detail.model.tier})"  # type: ignore[union-attr]
-                real = self._intent(intent.kind, answer.reason or default, answer.text)
+                # Expect the state the engineer saw in the preview, even if a live update came in since:
+                # if the world moved, the server answers 409 instead of acting on a state nobody reviewed.
+                real = self._intent(intent.kind, answer.reason or default, answer.text,
+                                    serving=intent.request.expected_serving_model_id)
             self._set_in_flight(intent.kind, real, f"{intent.kind} in flight…")
             self.perform(real)
 

@@ -1,0 +1,13 @@
+"""Console tests never read the engineer's own config file or token."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never read the engineer's own config file or token."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("FLEETDESK_TOKEN", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)

@@ -1,0 +1,43 @@
+"""Console test helpers: the real app against the real embedded server (the ``server`` fixture)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from pydantic import SecretStr
+from textual.pilot import Pilot
+
+from fleetdesk.console.app import Backend, FleetdeskApp
+from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.server.embedded import EmbeddedServer
+
+DEADLINE = 15.0
+
+TIER2_EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"
+"""TIER2, experiment in scale-up with a baseline and an open incident: every action applies."""
+TIER1_EXPERIMENT = "ig_reels_late-stage_dhen.x4-int8"
+"""TIER1 experiment with a baseline: strict confirmation."""
+TIER0_BASELINE = "fb_feed_late-stage_dhen.v52"
+"""TIER0 baseline with no baseline of its own, on an open incident."""
+
+
+def make_app(server: EmbeddedServer, token: str = "oncall", **settings) -> FleetdeskApp:
+    return FleetdeskApp(Backend(server.url, SecretStr(server.tokens[token])), ConsoleSettings(**settings))
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, deadline: float = DEADLINE) -> None:
+    """Let the app run until ``condition()`` is true; fail naming ``what`` after the deadline."""
+    give_up = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() > give_up:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+def screen_text(app: FleetdeskApp) -> str:
+    """What the current screen shows now, as plain text lines."""
+    compositor = app.screen._compositor  # noqa: SLF001 - the only read-only way to the composed cells
+    chops = compositor._render_chops(compositor.size.region, lambda y: True)  # noqa: SLF001
+    return "\n".join("".join(strip.text for strip in chop.values()) for chop in chops)

@@ -1,0 +1,92 @@
+"""The fleet view against the real server: worst first, filter as you type, tier jump, open a model."""
+
+from __future__ import annotations
+
+from fleetdesk.console.screens.fleet import FleetScreen
+from fleetdesk.console.screens.model import ModelScreen
+from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
+from fleetdesk.wire import Attention, Tier
+
+from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
+
+
+def table(app) -> FleetTable:
+    return app.screen.query_one(FleetTable)
+
+
+async def loaded(pilot) -> FleetTable:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and table(pilot.app).row_count > 0,
+                   "the fleet table to fill")
+    return table(pilot.app)
+
+
+async def test_fleet_lists_every_model_worst_first(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        assert fleet.row_count == 21
+        shown = [fleet.models[i] for i in fleet.shown_ids]
+        assert shown == sorted(shown, key=sort_key)
+        assert shown[0].attention is Attention.PAGE
+        text = screen_text(pilot.app)
+        assert "21 models" in text
+        assert "‼ page" in text and "✓ ok" in text  # health reads without colour
+        assert "live" in text
+
+
+async def test_filter_as_you_type_and_clear(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"t0 page")
+        expected = {m.id for m in fleet.models.values() if m.tier is Tier.TIER0 and m.attention is Attention.PAGE}
+        assert expected
+        await wait_for(pilot, lambda: set(fleet.shown_ids) == expected, "the filter to apply")
+        assert "(1 shown)" in screen_text(pilot.app) or f"({len(expected)} shown)" in screen_text(pilot.app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: fleet.row_count == 21, "the filter to clear")
+
+
+async def test_filter_matches_type_words_and_team(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        await pilot.press("slash", *"reels")
+        await wait_for(pilot, lambda: set(fleet.shown_ids) == {m for m in fleet.models if "reels" in m},
+                       "the filter to apply")
+        await pilot.press("ctrl+u", *"ig-feed-ranking")
+        await wait_for(pilot, lambda: all(fleet.models[m].owner_team == "ig-feed-ranking" for m in fleet.shown_ids),
+                       "the team filter")
+        assert len(fleet.shown_ids) == 5
+
+
+async def test_digit_jumps_to_a_tier_and_back(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: fleet.row_count < 21, "the tier filter")
+        assert {fleet.models[m].tier for m in fleet.shown_ids} == {Tier.TIER1}
+        await pilot.press("2")
+        await wait_for(pilot, lambda: fleet.row_count == 21, "all tiers again")
+
+
+async def test_enter_opens_the_model_and_escape_returns(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        row = fleet.shown_ids.index(TIER2_EXPERIMENT)
+        fleet.move_cursor(row=row)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen)
+                       and pilot.app.screen.detail is not None, "the model view")
+        assert pilot.app.screen.model_id == TIER2_EXPERIMENT
+        text = " ".join(screen_text(pilot.app).split())
+        assert "Instagram" in text and "safe fallback is its baseline ig_feed_late-stage_mtml.v41" in text
+        assert "budget left" in text and "calibration" in text and "NE" in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen), "the fleet view")
+
+
+async def test_narrow_terminal_drops_columns_by_priority(server):
+    async with make_app(server).run_test(size=(80, 24)) as pilot:
+        fleet = await loaded(pilot)
+        keys = [column.key.value for column in fleet.columns.values()]
+        assert keys[:4] == ["health", "budget", "tier", "id"]
+        assert "owner" not in keys and "type" not in keys
