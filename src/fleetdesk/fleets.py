@@ -142,6 +142,11 @@ def build_fleet(file: FleetFile, source: Path) -> Fleet:
         for index, incident in enumerate(file.history.incidents)
         if incident.model_id not in model_ids
     )
+    if file.history.bucket != file.slo.slice:
+        # Every bucket is one SLO slice: the burn-rate math counts buckets as slices.
+        problems.append(
+            f"history.bucket: {file.history.bucket} must equal slo.slice ({file.slo.slice})"
+        )
     if problems or registry is None:
         raise FleetFileError(source, problems)
     return Fleet(file, registry, source)
@@ -173,7 +178,7 @@ def _describe_schema_error(raw: Any, detail: dict[str, Any]) -> str:
     message = sanitize(detail["msg"])
     value = detail.get("input")
     if isinstance(value, str | int | float | bool) and detail["type"] not in ("missing", "extra_forbidden"):
-        message += f" (got {_quote(value)})"
+        message += f" (got {_quote(value) if isinstance(value, str) else value})"
     where = "fleet"
     if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):
         index = loc[1]

@@ -256,6 +256,7 @@ def test_registry_and_history_problems_are_all_listed_at_once(tmp_path: Path) ->
         del raw["history"]["profiles"]["ig_reels_late-stage_dhen.v23"]
         raw["history"]["profiles"]["ig_ghost.v1"] = copy.deepcopy(raw["history"]["profiles"]["ig_feed_late-stage_mtml.v41"])
         raw["history"]["incidents"][1]["model_id"] = "fb_nobody.v0"
+        raw["history"]["bucket"] = "PT30M"
 
     error = load_error(write_variant(tmp_path, mutate))
     text = str(error)
@@ -266,6 +267,7 @@ def test_registry_and_history_problems_are_all_listed_at_once(tmp_path: Path) ->
         "model 'ig_reels_late-stage_dhen.v23': history.profiles: no metric profile",
         "history.profiles.'ig_ghost.v1': not a model of this fleet",
         "incident 1 (history.incidents[1]): model_id: unknown model 'fb_nobody.v0'",
+        "history.bucket: 0:30:00 must equal slo.slice (1:00:00)",
     ]
     for line in expected:
         assert line in text, f"{line!r} missing from:\n{text}"
