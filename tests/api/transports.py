@@ -6,6 +6,7 @@ the server does is real; they only lose answers or refuse one route.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import httpx
@@ -48,6 +49,44 @@ class BlockStream(httpx.AsyncBaseTransport):
             self.blocked += 1
             return httpx.Response(404, headers={"content-type": "text/html"}, text="<h1>404</h1>", request=request)
         return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class Exchange:
+    """One request and the status it got, as seen on the wire."""
+
+    def __init__(self, request: httpx.Request, response: httpx.Response) -> None:
+        self.method = request.method
+        self.path = request.url.path
+        self.key = request.headers.get("idempotency-key")
+        self.status = response.status_code
+        self.replayed = response.headers.get("idempotent-replayed") == "true"
+
+
+class Recording(httpx.AsyncBaseTransport):
+    """Passes everything through and records each exchange; tests can wait for one."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.exchanges: list[Exchange] = []
+        self._news = asyncio.Event()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        self.exchanges.append(Exchange(request, response))
+        self._news.set()
+        return response
+
+    async def wait_for(self, condition: Callable[[Exchange], bool]) -> Exchange:
+        """The first exchange meeting ``condition``, waiting for it if needed (wrap in a timeout)."""
+        while True:
+            for exchange in self.exchanges:
+                if condition(exchange):
+                    return exchange
+            self._news.clear()
+            await self._news.wait()
 
     async def aclose(self) -> None:
         await self._inner.aclose()
