@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from fleetdesk.wire import AuditRecord, IncidentDetail, ModelSummary, Window
 if TYPE_CHECKING:
     from fleetdesk.client import FleetdeskClient
 
-PAGE = 100
+PAGE = 500
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -133,14 +134,13 @@ async def _audit(client: FleetdeskClient, model_ids: Iterable[str]) -> list[Audi
 
 
 def seal(snapshot: Snapshot, redactor: Redactor) -> Snapshot:
-    """The snapshot with every secret masked and the masks counted in ``redactions``."""
+    """The snapshot with every secret masked and the masks counted in ``redactions`` (sealing twice changes nothing)."""
+    already = Counter(redactor.counts)
     document = snapshot.model_dump(mode="json", exclude={"screen_svg", "redactions"})
     masked = redactor.document(document)
     svg = redactor.svg(snapshot.screen_svg) if snapshot.screen_svg is not None else None
-    counts = dict(snapshot.redactions)
-    for rule, hits in redactor.counts.items():
-        counts[rule] = counts.get(rule, 0) + hits
-    return Snapshot.model_validate({**masked, "screen_svg": svg, "redactions": counts})
+    counts = Counter(snapshot.redactions) + (redactor.counts - already)
+    return Snapshot.model_validate({**masked, "screen_svg": svg, "redactions": dict(counts)})
 
 
 def bundle_name(snapshot: Snapshot) -> str:

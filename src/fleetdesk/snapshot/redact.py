@@ -47,15 +47,18 @@ class SecretPattern(BaseModel):
         return value
 
 
+# Masking is idempotent: a rule that keeps a label never re-masks an existing mask (nor counts it again).
+_NOT_MASKED = r"(?!" + re.escape(MASK) + ")"
 # (name, pattern, replacement); a replacement keeps the label so the reader sees what was there.
 _BUILT_IN: tuple[tuple[str, str, str], ...] = (
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", MASK),
-    ("authorization-header", r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)\"?(?:[A-Za-z]+\s+)?[^\s\"',;]+", r"\1" + MASK),
+    ("authorization-header", r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)" + _NOT_MASKED + r"\"?(?:[A-Za-z]+\s+)?[^\s\"',;]+",
+     r"\1" + MASK),
     ("bearer-credential", r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}", r"\1\2" + MASK),
-    ("url-credentials", r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@", r"\1" + MASK + "@"),
+    ("url-credentials", r"(?i)\b([a-z][a-z0-9+.-]*://)" + _NOT_MASKED + r"[^/\s@]+@", r"\1" + MASK + "@"),
     ("secret-assignment",
      r"(?i)\b((?:access[_-]?token|refresh[_-]?token|api[_-]?key|apikey|client[_-]?secret|token|password|passwd|pwd|secret)"
-     r"\s*[=:]\s*)\"?[^\s&\"',;]{4,}",
+     r"\s*[=:]\s*)" + _NOT_MASKED + r"\"?[^\s&\"',;]{4,}",
      r"\1" + MASK),
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})\b", MASK),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
