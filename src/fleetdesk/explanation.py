@@ -169,6 +169,10 @@ def _percent(share: float) -> str:
     return f"{share * 100:.3g}%"
 
 
+def _budget(remaining: float) -> str:
+    return f"{_percent(remaining)} left" + (" (overspent)" if remaining < 0 else "")
+
+
 def _signals(reading: StabilityReading) -> str:
     if reading.calibration is None or reading.normalized_entropy is None:
         return "no data"
@@ -191,7 +195,7 @@ def _role_phrase(e: Explanation) -> str:
 def _slo_phrase(slo: SloStatus) -> str:
     if slo.budget_remaining is None:
         return "SLO: no evaluated slices yet"
-    return f"SLO error budget {_percent(slo.budget_remaining)} left over {duration(slo.window)}"
+    return f"SLO error budget {_budget(slo.budget_remaining)} over {duration(slo.window)}"
 
 
 def _alerts_phrase(slo: SloStatus) -> str:
@@ -265,8 +269,8 @@ def render_text(e: Explanation) -> str:
         ("last 24h", f"{e.last_24h.buckets} buckets: {_signals(e.last_24h)}: {_HEALTH_WORD[e.last_24h.health]}"),
         (
             "slo",
-            f"{slo.objective:.4g} of {duration(e.slo_slice)} slices good over {duration(slo.window)}: "
-            + (f"budget {_percent(slo.budget_remaining)} left" if slo.budget_remaining is not None else "no data")
+            f"{_percent(slo.objective)} of {duration(e.slo_slice)} slices good over {duration(slo.window)}: "
+            + (f"budget {_budget(slo.budget_remaining)}" if slo.budget_remaining is not None else "no data")
             + f" ({counts.bad} bad, {counts.good} good, {counts.no_data} no data)",
         ),
         ("burn rates", rates),
