@@ -162,8 +162,7 @@ class EventFeed:
         while loop.time() < recheck_at:
             try:
                 if self.last_event_id is None:
-                    # Like the stream without Last-Event-ID: start from now, not from the first event ever.
-                    self.last_event_id = (await self._client.event_log(after=0, limit=1)).last_id
+                    self.last_event_id = await self._latest_event_id()
                 page = await self._client.event_log(after=self.last_event_id, limit=self._policy.poll_batch)
             except (Unauthorized, Forbidden):
                 raise
@@ -184,6 +183,15 @@ class EventFeed:
                 self.last_event_id = page.last_id
             if len(page.items) < self._policy.poll_batch:
                 await asyncio.sleep(self._policy.poll_interval)
+
+    async def _latest_event_id(self) -> int:
+        """The newest id in the event log: like the stream without Last-Event-ID, polling starts from now."""
+        after = 0
+        while True:
+            page = await self._client.event_log(after=after, limit=self._policy.poll_batch)
+            if len(page.items) < self._policy.poll_batch:
+                return page.last_id
+            after = page.last_id
 
     def _accept(self, data: str, via: Literal["stream", "poll"]) -> EventUpdate | None:
         """A typed update for a new event; None for a malformed one (counted) or one already seen."""
