@@ -86,6 +86,9 @@ class PrometheusMetricsSource(MetricsSource):
     def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
         """Closed buckets with start in [start, end), oldest first; gaps absent (no data)."""
         first = _align_up(start, self.bucket)
+        # A bucket is complete in Prometheus only once its lagged end has passed;
+        # reading it earlier would pass growth-so-far off as a whole bucket.
+        end = min(end, datetime.now(UTC) - self.bucket - self.lag + timedelta(microseconds=1))
         starts: list[datetime] = []
         moment = first
         while moment < end:
