@@ -60,7 +60,7 @@ def create_app(backend: Backend) -> FastAPI:
     problems.install(app)
     for router in (system.router, fleet.router, models.router, actions.router, incidents.router, audit.router,
                    ingest.router, events.router):
-        app.include_router(router, prefix=API_PREFIX)
+        app.include_router(router)  # each router carries its full /v1 prefix, so route templates are whole
     app.include_router(system.probes)
     app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)
     return app

@@ -59,15 +59,23 @@ def hash_token(token: str) -> str:
 def create_token(store: Store, user: str, role: AccessRole, teams: list[str],
                  expires_in: timedelta | None = None) -> str:
     """Store a new token (hashed) and return it: the only time it is ever visible."""
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return create_tokens(store, [(user, role, teams, expires_in)])[0]
+
+
+def create_tokens(store: Store, specs: list[tuple[str, AccessRole, list[str], timedelta | None]]) -> list[str]:
+    """Several tokens in one transaction (user, role, teams, expires_in each)."""
     now = wall_clock()
+    tokens = [TOKEN_PREFIX + secrets.token_urlsafe(32) for _ in specs]
     with store.write() as conn:
-        conn.execute(
+        conn.executemany(
             "INSERT INTO tokens (hash, user, role, teams, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (hash_token(token), user, role.value, json.dumps(sorted(set(teams))), iso(now),
-             None if expires_in is None else iso(now + expires_in)),
+            [
+                (hash_token(token), user, role.value, json.dumps(sorted(set(teams))), iso(now),
+                 None if expires_in is None else iso(now + expires_in))
+                for token, (user, role, teams, expires_in) in zip(tokens, specs)
+            ],
         )
-    return token
+    return tokens
 
 
 def revoke_tokens(store: Store, *, user: str | None = None, token: str | None = None) -> int:

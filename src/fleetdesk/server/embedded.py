@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from fleetdesk.server.auth import create_token
+from fleetdesk.server.auth import create_tokens
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.paging import PagingTarget
@@ -65,13 +65,11 @@ def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, n
     db_path = Path(db_path)
     backend = Backend.open(db_path, fleet, Clock(now), paging=paging, demo=demo)
     teams = sorted({model.owner_team for model in backend.registry.models.values()})
-    tokens = {
-        "admin": create_token(backend.store, "admin", AccessRole.ADMIN, []),
-        "oncall": create_token(backend.store, "oncall", AccessRole.ONCALL, teams),
-        "viewer": create_token(backend.store, "viewer", AccessRole.VIEWER, []),
-    }
-    for team in teams:
-        tokens[f"oncall:{team}"] = create_token(backend.store, f"oncall-{team}", AccessRole.ONCALL, [team])
+    names = ["admin", "oncall", "viewer", *(f"oncall:{team}" for team in teams)]
+    specs = [("admin", AccessRole.ADMIN, [], None), ("oncall", AccessRole.ONCALL, teams, None),
+             ("viewer", AccessRole.VIEWER, [], None),
+             *((f"oncall-{team}", AccessRole.ONCALL, [team], None) for team in teams)]
+    tokens = dict(zip(names, create_tokens(backend.store, specs)))
     runner = BackgroundServer(backend, bind("127.0.0.1", 0))
     runner.start()
     return EmbeddedServer(url=runner.url, db_path=db_path, tokens=tokens, backend=backend, _runner=runner,

@@ -12,9 +12,9 @@ from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.idempotency import request_hash, require_key, run_once
 from fleetdesk.server.problems import ProblemDetails
 from fleetdesk.server.views import model_or_404
-from fleetdesk.wire import IDEMPOTENCY_HEADER, REPLAYED_HEADER, ActionKind, ActionRequest, ActionResult
+from fleetdesk.wire import API_PREFIX, IDEMPOTENCY_HEADER, REPLAYED_HEADER, ActionKind, ActionRequest, ActionResult
 
-router = APIRouter(prefix="/models", tags=["actions"])
+router = APIRouter(prefix=f"{API_PREFIX}/models", tags=["actions"])
 
 _ERRORS = {status: {"model": ProblemDetails} for status in (400, 401, 403, 404, 409, 422)}
 

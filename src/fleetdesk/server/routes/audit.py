@@ -9,9 +9,9 @@ from pydantic import AwareDatetime
 
 from fleetdesk.server import views
 from fleetdesk.server.deps import BackendDep, PrincipalDep
-from fleetdesk.wire import ActionKind, AuditPage
+from fleetdesk.wire import API_PREFIX, ActionKind, AuditPage
 
-router = APIRouter(prefix="/audit", tags=["audit"])
+router = APIRouter(prefix=f"{API_PREFIX}/audit", tags=["audit"])
 
 
 @router.get("", response_model=AuditPage)

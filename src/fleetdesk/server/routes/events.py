@@ -13,9 +13,9 @@ from fastapi.responses import StreamingResponse
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.events import last_event_id, read_events
-from fleetdesk.wire import EventPage
+from fleetdesk.wire import API_PREFIX, EventPage
 
-router = APIRouter(prefix="/events", tags=["events"])
+router = APIRouter(prefix=f"{API_PREFIX}/events", tags=["events"])
 
 HEARTBEAT_SECONDS = 15.0
 BATCH = 500

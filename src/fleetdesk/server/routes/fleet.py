@@ -8,9 +8,9 @@ from fastapi import APIRouter, Query
 
 from fleetdesk.server import views
 from fleetdesk.server.deps import BackendDep, PrincipalDep
-from fleetdesk.wire import FleetSummary
+from fleetdesk.wire import API_PREFIX, FleetSummary
 
-router = APIRouter(prefix="/fleet", tags=["fleet"])
+router = APIRouter(prefix=f"{API_PREFIX}/fleet", tags=["fleet"])
 
 
 @router.get("/summary", response_model=FleetSummary)

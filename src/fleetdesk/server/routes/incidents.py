@@ -9,9 +9,9 @@ from fastapi import APIRouter, Query
 from fleetdesk.server import incidents
 from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.problems import Problem
-from fleetdesk.wire import IncidentDetail, IncidentPage, IncidentState, ProblemType
+from fleetdesk.wire import API_PREFIX, IncidentDetail, IncidentPage, IncidentState, ProblemType
 
-router = APIRouter(prefix="/incidents", tags=["incidents"])
+router = APIRouter(prefix=f"{API_PREFIX}/incidents", tags=["incidents"])
 
 
 @router.get("", response_model=IncidentPage)

@@ -10,9 +10,9 @@ from fastapi.responses import Response
 from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.idempotency import request_hash, require_key, run_once
 from fleetdesk.server.ingest import ingest
-from fleetdesk.wire import IDEMPOTENCY_HEADER, REPLAYED_HEADER, IngestRequest, IngestResult, ProblemDetails
+from fleetdesk.wire import API_PREFIX, IDEMPOTENCY_HEADER, REPLAYED_HEADER, IngestRequest, IngestResult, ProblemDetails
 
-router = APIRouter(tags=["metrics"])
+router = APIRouter(prefix=API_PREFIX, tags=["metrics"])
 
 _ERRORS = {status: {"model": ProblemDetails} for status in (400, 401, 403, 409, 422)}
 

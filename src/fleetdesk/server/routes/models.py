@@ -13,6 +13,7 @@ from fleetdesk.server.metrics_source import MetricsSourceError
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import epoch, from_epoch
 from fleetdesk.wire import (
+    API_PREFIX,
     Health,
     HealthBands,
     Lineage,
@@ -28,7 +29,7 @@ from fleetdesk.wire import (
     Window,
 )
 
-router = APIRouter(prefix="/models", tags=["models"])
+router = APIRouter(prefix=f"{API_PREFIX}/models", tags=["models"])
 
 
 @router.get("", response_model=ModelPage)

@@ -15,6 +15,7 @@ from fleetdesk.server.events import append_event
 from fleetdesk.server.idempotency import request_hash, require_key, run_once
 from fleetdesk.server.problems import Problem
 from fleetdesk.wire import (
+    API_PREFIX,
     IDEMPOTENCY_HEADER,
     REPLAYED_HEADER,
     ClockEventData,
@@ -25,7 +26,7 @@ from fleetdesk.wire import (
     WhoAmI,
 )
 
-router = APIRouter(tags=["server"])
+router = APIRouter(prefix=API_PREFIX, tags=["server"])
 probes = APIRouter(tags=["probes"])
 
 
