@@ -41,7 +41,7 @@ _BY = f"by ({', '.join(MODEL_LABELS)})"
 ALERT_SEVERITY = {Severity.PAGE: "critical", Severity.TICKET: "warning"}
 """Alertmanager severity label for each burn-rate rule severity."""
 
-DEFAULT_SERVER_URL = "http://127.0.0.1:8080"
+DEFAULT_SERVER_URL = "http://127.0.0.1:8787"
 
 
 def console_command(server_url: str, model_id: str) -> str:

@@ -154,7 +154,7 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
                                     "description": "Model drifting of type ig_feed_early_mtml (TIER1) is outside its"
                                                    " calibration/NE bands in more than 14.4x the share of 1h slices"
                                                    " its 0.99 objective allows; burn rate 100 over 1h.",
-                                    "console": "fleetdesk console --server http://127.0.0.1:8080  # then open drifting",
+                                    "console": "fleetdesk console --server http://127.0.0.1:8787  # then open drifting",
                                 },
                             }
                         ],

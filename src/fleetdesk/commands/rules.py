@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fleet", default="small", help="fixture fleet name or path to a fleet file (default: small)")
     parser.add_argument("--server-url", default=None, metavar="URL",
                         help="the fleetdesk server named in alert annotations' console command"
-                             " (default http://127.0.0.1:8080)")
+                             " (default http://127.0.0.1:8787, as fleetdesk serve)")
     parser.set_defaults(func=run)
 
 

@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--now", type=_aware_time, help="freeze the server clock at this ISO 8601 time (tests, demos)")
     parser.add_argument("--demo", action="store_true", help="read-only access without tokens (loopback only)")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    from fleetdesk.server.integrations.options import add_arguments as add_integration_arguments
+
+    add_integration_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -64,6 +67,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetdesk serve: {error}", file=sys.stderr)
         return 2
     url = url_of(sock)
+    from fleetdesk.server.integrations.options import IntegrationError, configure
+
+    try:
+        integrations = configure(backend, args, url)
+    except IntegrationError as error:
+        print(f"fleetdesk serve: {error}", file=sys.stderr)
+        backend.close()
+        return 2
     clock = f"frozen at {args.now.isoformat()}" if args.now else "real UTC"
     print(f"fleetdesk serving fleet {backend.config.name!r} ({len(backend.registry)} models) on {url}", flush=True)
     print(f"  database: {db_path}   clock: {clock}   API: {url}/v1   OpenAPI: {url}/v1/openapi.json")
@@ -71,9 +82,11 @@ def run(args: argparse.Namespace) -> int:
         print("  DEMO MODE: anyone on this machine can READ without a token; actions still need one.")
     print(f"  get a token: fleetdesk token create --db {db_path} --user YOU --role oncall --team TEAM")
     print("  then: export FLEETDESK_TOKEN=<token>   (never pass tokens on the command line)", flush=True)
+    print(f"  metrics source: {backend.metrics.name}   paging: {backend.paging.name}", flush=True)
     server = make_server(backend, args.log_level)
     try:
         server.run(sockets=[sock])
     finally:
+        integrations.close()
         backend.close()
     return 0
