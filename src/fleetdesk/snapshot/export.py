@@ -102,7 +102,7 @@ async def capture(
         audit=audit,
         fleet=fleet,
         models=models,
-        view=view or View(window=windows[0]),
+        view=view or View(window=Window.H24 if Window.H24 in windows else windows[0]),
         screen_svg=screen_svg,
     )
 

@@ -1,0 +1,124 @@
+"""Reopened in the console: the same screens and values as the live console, read-only, with the banner."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from textual.pilot import Pilot
+from textual.screen import ModalScreen
+
+from fleetdesk.client import ActionIntent, FleetdeskClient
+from fleetdesk.console.app import Backend, FleetdeskApp
+from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.server.embedded import EmbeddedServer
+from fleetdesk.snapshot.console import SnapshotConsole
+from fleetdesk.snapshot.export import capture, write_bundle
+from fleetdesk.snapshot.redact import Redactor
+from fleetdesk.snapshot.reopen import load_snapshot
+from fleetdesk.wire import Window
+
+EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"
+DEADLINE = 20.0
+SIZE = (120, 40)
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+async def _wait_for(pilot: Pilot, condition: Callable[[], object], what: str) -> None:
+    give_up = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > give_up:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+def _screen_text(app: FleetdeskApp) -> list[str]:
+    compositor = app.screen._compositor  # noqa: SLF001 - the composed cells, read-only
+    chops = compositor._render_chops(compositor.size.region, lambda y: True)  # noqa: SLF001
+    return ["".join(strip.text for strip in chop.values()) for chop in chops]
+
+
+async def _exported(server: EmbeddedServer, out: Path) -> Path:
+    """A handoff after real actions, written and read back through the file."""
+    token = SecretStr(server.oncall_token)
+    async with FleetdeskClient(server.url, token) as client:
+        await client.perform(ActionIntent.ack(EXPERIMENT, reason="looking"))
+        await client.perform(ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT,
+                                                   reason="NE regression since the x1 launch"))
+        await client.perform(ActionIntent.note(EXPERIMENT, "next: escalate upstream if NE stays high"))
+        snapshot = await capture(client, server.url, EXPERIMENT, windows=list(Window))
+    return write_bundle(snapshot, Redactor([server.oncall_token]), out).json
+
+
+def _model_loaded(app: FleetdeskApp) -> bool:
+    return getattr(app.screen, "detail", None) is not None and getattr(app.screen, "series", None) is not None
+
+
+async def test_reopened_model_screen_shows_what_the_live_console_shows(server: EmbeddedServer, tmp_path: Path) -> None:
+    from fleetdesk.console.screens.model import ModelScreen
+
+    snapshot = load_snapshot(await _exported(server, tmp_path)).snapshot
+    live = FleetdeskApp(Backend(server.url, SecretStr(server.viewer_token)), ConsoleSettings(read_only=True))
+    async with live.run_test(size=SIZE) as pilot:
+        await _wait_for(pilot, lambda: getattr(live.screen, "_loaded", False), "the live fleet")
+        live.push_screen(ModelScreen(EXPERIMENT))
+        await _wait_for(pilot, lambda: _model_loaded(live), "the live model screen")
+        live_lines = _screen_text(live)
+    frozen = SnapshotConsole(snapshot)
+    async with frozen.run_test(size=SIZE) as pilot:
+        await _wait_for(pilot, frozen.drawn, "the reopened model screen")
+        frozen_lines = _screen_text(frozen)
+    banner = "snapshot by oncall at 2026-11-30 12:00:00 UTC (read-only)"
+    [status] = [index for index, line in enumerate(frozen_lines) if banner in line]
+    assert "live" in live_lines[status]
+    assert [line for index, line in enumerate(frozen_lines) if index != status] == \
+        [line for index, line in enumerate(live_lines) if index != status]
+    assert any("serving ig_feed_late-stage_mtml.v41 at 0% traffic" in line for line in frozen_lines)
+
+
+async def test_reopened_console_has_no_action_keys_and_every_screen_works(server: EmbeddedServer,
+                                                                         tmp_path: Path) -> None:
+    from fleetdesk.console.screens.fleet import FleetScreen
+    from fleetdesk.console.screens.incident import IncidentScreen
+
+    snapshot = load_snapshot(await _exported(server, tmp_path)).snapshot
+    app = SnapshotConsole(snapshot)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait_for(pilot, app.drawn, "the reopened model screen")
+        keys = {active.binding.id for active in app.screen.active_bindings.values() if active.enabled}
+        assert not keys & {"rollback", "end-experiment", "escalate", "halt-launch", "ack", "note"}
+        for key in "reahxn":
+            await pilot.press(key)
+        await pilot.pause()
+        assert not isinstance(app.screen, ModalScreen)
+        await pilot.press("i")
+        await _wait_for(pilot, lambda: isinstance(app.screen, IncidentScreen), "the incident screen")
+        await _wait_for(pilot, lambda: any("next: escalate upstream if NE stays high" in line
+                                           for line in _screen_text(app)), "the incident notes")
+        assert any("snapshot by oncall" in line for line in _screen_text(app))
+        await pilot.press("escape", "escape")
+        await _wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet screen")
+        text = "\n".join(_screen_text(app))
+        assert f"{len(snapshot.models)} models  2 open incidents" in text
+        assert "-4%  TIER2  ig_feed_late-stage_mtml.x…  #2" in text and "snapshot by oncall" in text
+
+
+def test_reopened_screen_snapshot(server: EmbeddedServer, tmp_path: Path, snap_compare) -> None:
+    import asyncio
+
+    snapshot = load_snapshot(asyncio.run(_exported(server, tmp_path))).snapshot
+    app = SnapshotConsole(snapshot)
+
+    async def drawn(pilot: Pilot) -> None:
+        await _wait_for(pilot, app.drawn, "the reopened model screen")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=drawn)
