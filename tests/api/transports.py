@@ -90,3 +90,51 @@ class Recording(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+class _CutAfterEvents(httpx.AsyncByteStream):
+    def __init__(self, inner: httpx.AsyncByteStream, events: int) -> None:
+        self._inner = inner
+        self._events = events
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        seen = b""
+        sent = 0
+        async for chunk in self._inner:
+            seen += chunk
+            end = 0
+            count = 0
+            for frame in seen.split(b"\n\n")[:-1]:
+                end += len(frame) + 2
+                if (b"\n" + frame).find(b"\ndata:") >= 0:
+                    count += 1
+                    if count == self._events:
+                        yield seen[sent:end]
+                        raise httpx.ReadError("simulated: the connection dropped")
+            yield seen[sent:]
+            sent = len(seen)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()  # type: ignore[attr-defined]
+
+
+class CutStream(httpx.AsyncBaseTransport):
+    """Drops the first event-stream connection right after its ``events``-th event, as a flaky link would."""
+
+    def __init__(self, events: int) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._events = events
+        self.stream_requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        if request.url.path != "/v1/events":
+            return response
+        self.stream_requests.append(request)
+        if len(self.stream_requests) > 1:
+            return response
+        return httpx.Response(response.status_code, headers=response.headers,
+                              stream=_CutAfterEvents(response.stream, self._events), request=request)  # type: ignore[arg-type]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
