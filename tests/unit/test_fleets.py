@@ -102,7 +102,10 @@ def test_large_fleet_meets_its_size_and_coverage(large: Fleet) -> None:
 
 def test_large_fleet_is_exactly_what_the_generator_makes() -> None:
     regenerated = generate_fleet(1200, 7, name="large").model_dump_json(indent=1) + "\n"
-    assert regenerated == LARGE.read_text(encoding="utf-8")
+    assert regenerated == LARGE.read_text(encoding="utf-8"), (
+        "large.json drifted from the generator; regenerate it with: fleetdesk fleet generate"
+        " --models 1200 --seed 7 --name large --out fixtures/fleets/large.json"
+    )
 
 
 def test_deliberate_incidents_show_in_the_small_fleet(small: Fleet) -> None:
