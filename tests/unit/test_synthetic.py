@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fleetdesk.domain.fleet import IncidentKind, MetricHistory, MetricIncident, MetricProfile
 from fleetdesk.domain.stability import Health, HealthBands, merge
@@ -134,3 +136,24 @@ def test_materialise_matches_per_model_synthesis() -> None:
 def test_timeline_counts_only_closed_buckets() -> None:
     assert len(Timeline(START, START + timedelta(hours=2, minutes=30), HOUR)) == 2
     assert len(Timeline(START, START, HOUR)) == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(min_value=0, max_value=2**31),
+    model_id=st.text(min_size=1, max_size=20),
+    noise=st.floats(min_value=0.0, max_value=0.3),
+    base_rate=st.floats(min_value=0.001, max_value=0.9),
+    cut=st.integers(min_value=0, max_value=48),
+)
+def test_any_profile_regenerates_identically_and_stays_valid(
+    seed: int, model_id: str, noise: float, base_rate: float, cut: int
+) -> None:
+    profile = PROFILE.model_copy(update={"seed": seed, "noise": noise, "base_rate": base_rate})
+    end = START + timedelta(hours=48)
+    full = list(synthesize(model_id, profile, [], START, end, HOUR))
+    assert full == list(synthesize(model_id, profile, [], START, end, HOUR))
+    assert full[:cut] == list(synthesize(model_id, profile, [], START, START + cut * HOUR, HOUR))
+    for bucket in full:
+        assert bucket.has_data
+        assert bucket.calibration == pytest.approx(profile.calibration, rel=2 * noise + 1e-9)
