@@ -12,6 +12,11 @@ from the base rate, the prediction sum from the target calibration, the
 cross-entropy sum from the target NE times the entropy of the bucket's own
 background rate. So a bucket's calibration and NE equal the profile's values
 times (1 + relative noise), and incidents act on those targets directly.
+
+One caveat to "any bucket on its own": a calibration drift ramps linearly over
+its span, and an open-ended drift (no ``end``) spans to the end of the window
+being generated, so its ramp depends on that window. Give a drift an ``end``
+when buckets must not depend on the window.
 """
 
 from __future__ import annotations
