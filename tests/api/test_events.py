@@ -131,3 +131,21 @@ async def test_a_refused_token_ends_the_feed_with_unauthorized(connect: Connect)
     feed = client.events()
     with pytest.raises(Unauthorized):
         await next_update(feed)
+
+
+async def test_polling_feed_returns_to_the_stream_once_it_is_back(connect: Connect) -> None:
+    proxy = BlockStream()
+    policy = QUICK.model_copy(update={"stream_recheck": 0.2})
+    watcher = await connect("viewer", stream=policy, transport=proxy)
+    actor = await connect("oncall")
+    feed = watcher.events()
+    try:
+        assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.POLLING  # type: ignore[union-attr]
+        proxy.blocking = False
+        back = await next_update(feed, ConnectionUpdate)
+        assert isinstance(back, ConnectionUpdate) and back.state is ConnectionState.LIVE
+        result = await actor.note(EXPERIMENT, "seen live again")
+        seen = await collect_until(feed, result.event_id or 0)
+    finally:
+        await feed.aclose()
+    assert [u.via for u in seen if isinstance(u, EventUpdate)][-1] == "stream"

@@ -43,9 +43,10 @@ class BlockStream(httpx.AsyncBaseTransport):
     def __init__(self) -> None:
         self._inner = httpx.AsyncHTTPTransport()
         self.blocked = 0
+        self.blocking = True
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/v1/events":
+        if self.blocking and request.url.path == "/v1/events":
             self.blocked += 1
             return httpx.Response(404, headers={"content-type": "text/html"}, text="<h1>404</h1>", request=request)
         return await self._inner.handle_async_request(request)

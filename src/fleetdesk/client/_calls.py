@@ -9,6 +9,7 @@ never repeated.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from fleetdesk.client._policy import ClientTimeouts, RetryPolicy
 from fleetdesk.client._problems import error_from_problem
 
 T = TypeVar("T")
+
+log = logging.getLogger("fleetdesk.client")
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 REDACTED = "**********"
@@ -129,6 +132,7 @@ class Caller:
                     pause = self._retry.backoff(failures, self._rng)
                     if loop.time() + pause >= give_up_at:
                         raise failure
+                    log.debug("try %d of %s failed, retrying in %.2f s: %s", failures, call.label, pause, failure.message)
                     await asyncio.sleep(pause)
         except TimeoutError:
             raise self._deadline_failure(call, maybe_delivered or sending) from None
