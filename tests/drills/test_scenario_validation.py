@@ -14,6 +14,7 @@ title = "t"
 summary = "s"
 story = "a story"
 fleet = "small"
+start = "2026-11-30T02:00:00Z"
 length = "PT12H"
 
 [grading]
@@ -130,3 +131,51 @@ def test_script_presses() -> None:
 
     assert ScriptStep.model_validate({"at": 0, "keys": "slash enter"}).presses() == ["slash", "enter"]
     assert ScriptStep.model_validate({"at": 0, "from": "page", "type": "a b"}).presses() == ["a", "space", "b"]
+
+
+def _on_small(text: str, tmp_path: Path) -> ScenarioError:
+    from fleetdesk.drills.replay import drill_fleet
+
+    path = tmp_path / "drill.toml"
+    path.write_text(text)
+    scenario, _ = load_scenario(path)
+    with pytest.raises(ScenarioError) as caught:
+        drill_fleet(scenario, str(path))
+    return caught.value
+
+
+def test_references_are_checked_against_the_fleet(tmp_path: Path) -> None:
+    text = (VALID.replace('02:00:00Z', '02:30:00Z')
+            .replace('model_id = "m"\nkind', 'model_id = "ig_feed_late-stage_mtml.x2-long-histroy"\nkind')
+            .replace('{ action = "end-experiment", model_id = "m" }',
+                     '{ action = "end-experiment", model_id = "ig_feed_late-stage_mtml.v41" }')
+            .replace('match = { action = "rollback" }', 'match = { action = "escalate", team = "nobody" }'))
+    error = _on_small(text, tmp_path)
+    found = fields(error)
+    assert str(tmp_path / "drill.toml") in str(error)
+    assert found["start"] == "must fall on a bucket boundary (1:00:00 buckets)"
+    assert "unknown model 'ig_feed_late-stage_mtml.x2-long-histroy'" in found["injections[0].model_id"]
+    assert "did you mean: ig_feed_late-stage_mtml.x2-long-history" in found["injections[0].model_id"]
+    assert found["responses[0].any_of[0].action"] == "ig_feed_late-stage_mtml.v41 is a baseline, not an experiment"
+    assert found["wrong[0].match.team"] == "no team 'nobody' owns a model in the fleet"
+    assert found["incidents[0].model_id"].startswith("unknown model 'm'")
+
+
+def test_a_correct_response_cannot_also_be_wrong(tmp_path: Path) -> None:
+    text = (VALID
+            .replace('"m"', '"ig_feed_late-stage_mtml.x2-long-history"')
+            .replace('match = { action = "rollback" }',
+                     'match = { action = "end-experiment", model_id = "ig_feed_late-stage_mtml.x2-long-history" }'))
+    assert fields(_on_small(text, tmp_path)) == {"wrong[0].match": "also a correct response (end-it)"}
+
+
+def test_every_shipped_scenario_loads_and_checks() -> None:
+    from fleetdesk.drills.replay import drill_fleet
+    from fleetdesk.drills.scenario import list_scenarios
+
+    shipped = list_scenarios()
+    assert len(shipped) >= 5
+    for name, path in shipped:
+        scenario, _ = load_scenario(name)
+        drill_fleet(scenario, str(path))
+        assert scenario.story.strip() and scenario.summary

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from fleetdesk.console import app as console_app
 from fleetdesk.console.app import Backend, FleetdeskApp
 from fleetdesk.console.config import ConsoleSettings
 from fleetdesk.domain.text import sanitize
@@ -62,6 +63,9 @@ class DrillApp(FleetdeskApp):
     ack and every expected response have happened or the time limit passed; a
     headless player calls ``conclude`` itself when its script is done.
     """
+
+    # Textual resolves CSS_PATH next to the subclass's module; keep the console's own stylesheet.
+    CSS_PATH = str(Path(console_app.__file__).parent / FleetdeskApp.CSS_PATH)
 
     def __init__(self, backend: Backend, run: DrillRun, *, out_dir: Path | None,
                  settings: ConsoleSettings | None = None, conclude_by_itself: bool = True) -> None:

@@ -170,7 +170,7 @@ def score(
         rule = next((w for w in scenario.wrong if matches(w.match, data)), None)
         if rule is not None:
             wrong.append(action.model_copy(update={"why": rule.why}))
-        else:
+        elif data.audit.action != ActionKind.ACK:  # acks are graded by time to acknowledge
             ungraded.append(action)
 
     keys_to_mitigation = None

@@ -51,6 +51,7 @@ class DrillRun:
         self.complete = asyncio.Event()
         """Set when the ack and every expected response have been seen (the drill can end)."""
         self.replay_done = asyncio.Event()
+        self.started = asyncio.Event()
         self.paged = asyncio.Event()
         """Set when the first incident of the drill opens."""
         self._tasks: list[asyncio.Task[None]] = []
@@ -72,6 +73,7 @@ class DrillRun:
         self._start_event_id = (await self._client.event_log(after=0, limit=1)).last_id
         self._began = asyncio.get_running_loop().time()
         self.started_at = datetime.now(UTC)
+        self.started.set()
         self._tasks = [
             asyncio.create_task(self._replay(), name="drill-replay"),
             asyncio.create_task(self._watch(), name="drill-watch"),
