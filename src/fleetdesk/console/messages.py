@@ -8,8 +8,12 @@ from fleetdesk.client import ActionIntent, EventUpdate
 from fleetdesk.wire import ActionResult, AuditPage, IncidentDetail, Lineage, ModelDetail, ModelSummary, StabilitySeries
 
 
-class LiveEvent(Message):
-    """A server event from the live feed, broadcast to every screen."""
+class LiveEvent(Message, bubble=False):
+    """A server event from the live feed, broadcast to every screen.
+
+    It must not bubble: a copy posted to a screen would come back to the app,
+    which would broadcast it again, forever.
+    """
 
     def __init__(self, update: EventUpdate) -> None:
         super().__init__()
