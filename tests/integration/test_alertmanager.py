@@ -13,11 +13,17 @@ import pytest
 from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient, RetryPolicy
+from fleetdesk.console.app import Backend, FleetdeskApp
+from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.console.screens.confirm import ConfirmAction
+from fleetdesk.console.screens.model import ModelScreen
+from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.server import incidents
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.integrations.alertmanager import ALERT_NAME, AlertmanagerTarget
 from fleetdesk.server.integrations.options import attach_paging
 from fleetdesk.server.integrations.outbox import RetryBackoff
+from fleetdesk.wire import ActionKind
 
 from .processes import Daemon, alertmanager
 
@@ -27,6 +33,7 @@ T = TypeVar("T")
 DEADLINE = 20.0
 STABLE_TIER1 = "ig_stories_tray_mtml.v30"
 TIER4 = "ig_tagging_late-stage_dlrm.v6"
+TIER2_EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"
 FAST_RETRY = RetryBackoff(base_delay=0.2, max_delay=0.5)
 
 
@@ -141,3 +148,33 @@ async def test_alertmanager_down_failure_on_incident_then_retry_delivers(
     finally:
         target.close()
         daemon.stop()
+
+
+async def test_escalation_from_the_console_arrives_in_alertmanager(
+    paged_server: EmbeddedServer, alertmanager_daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # never the engineer's own config
+    monkeypatch.delenv("FLEETDESK_TOKEN", raising=False)
+    model = paged_server.backend.registry.get(TIER2_EXPERIMENT)
+    app = FleetdeskApp(Backend(paged_server.url, SecretStr(paged_server.oncall_token)), ConsoleSettings())
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        async def shown(condition: Callable[[], object]) -> bool:
+            await pilot.pause(0.02)
+            return bool(condition())
+
+        screen = ModelScreen(model.id)
+        await app.push_screen(screen)
+        await eventually(lambda: shown(lambda: screen.detail is not None and app.me is not None), "the model view")
+        await pilot.press("x")
+        await eventually(lambda: shown(lambda: isinstance(app.screen, ConfirmAction)), "the confirmation dialog")
+        await pilot.press("y")
+        await eventually(lambda: shown(lambda: app.screen is screen and ActionKind.ESCALATE not in screen.in_flight),
+                         "the escalation to finish")
+        note = screen.query_one(StatusLine).note
+        assert note.startswith("done:"), note
+    alerts = await eventually(lambda: escalation_alerts(alertmanager_daemon.url, model.id), "the console's page")
+    assert alerts[0]["labels"] == {
+        "alertname": ALERT_NAME, "model_id": model.id, "model_type": model.type, "tier": "TIER2",
+        "team": model.owner_team, "severity": "warning",
+    }
