@@ -27,6 +27,7 @@ from fleetdesk.client import (
     Unauthorized,
     Unavailable,
 )
+
 from .rawserver import RawRequest, RawServer, answer, response
 
 SECRET = "fd_TOPSECRET_4242_token"
@@ -133,9 +134,9 @@ async def test_silence_hits_the_deadline() -> None:
     timeouts = ClientTimeouts(connect=0.5, read=5.0, write=0.5, pool=0.5, deadline=0.4)
     async with RawServer(never) as raw, client_for(raw.url, timeouts=timeouts) as client:
         started = time.monotonic()
-        with pytest.raises(Unavailable, match="no answer within 0.4 s"):
+        with pytest.raises(Unavailable, match=r"no answer within 0\.4 s"):
             await client.fleet_summary()
-        with pytest.raises(NotConfirmed, match="no answer within 0.4 s"):
+        with pytest.raises(NotConfirmed, match=r"no answer within 0\.4 s"):
             await client.perform(rollback())
         assert time.monotonic() - started < 2.0
 

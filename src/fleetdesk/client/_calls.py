@@ -13,8 +13,7 @@ import logging
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import httpx
 from pydantic import BaseModel, SecretStr, TypeAdapter, ValidationError
@@ -45,19 +44,24 @@ class BearerAuth(httpx.Auth):
         return f"BearerAuth(token={REDACTED!r})"
 
 
-@lru_cache(maxsize=128)
-def adapter(shape: Any) -> TypeAdapter[Any]:
-    """A cached validator for a response shape (a model class or a typing form)."""
-    return TypeAdapter(shape)
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def adapter(shape: type[T]) -> TypeAdapter[T]:
+    """The validator for a response model, built once per model."""
+    found = _ADAPTERS.get(shape)
+    if found is None:
+        found = _ADAPTERS[shape] = TypeAdapter(shape)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
-    """What to send and how to read the answer."""
+class Call(Generic[T]):
+    """What to send, and the model its answer must validate as."""
 
     method: str
     path: str
-    shape: Any
+    shape: type[T]
     params: Mapping[str, Any] | None = None
     body: BaseModel | None = None
     idempotency_key: str | None = None
@@ -101,7 +105,7 @@ class Caller:
                 text = text.replace(secret, REDACTED)
         return text
 
-    async def run(self, call: Call) -> Any:
+    async def run(self, call: Call[T]) -> T:
         """Send ``call`` (retrying when safe) and return its parsed answer, or raise a FleetdeskError."""
         loop = asyncio.get_running_loop()
         give_up_at = loop.time() + self._timeouts.deadline
@@ -122,7 +126,7 @@ class Caller:
                         maybe_delivered = True
                         outcome = self._read(call, response)
                         if not isinstance(outcome, FleetdeskError):
-                            return outcome
+                            return cast(T, outcome)
                         if not _worth_retrying(call, response, outcome):
                             raise outcome
                         failure = outcome
@@ -132,12 +136,13 @@ class Caller:
                     pause = self._retry.backoff(failures, self._rng)
                     if loop.time() + pause >= give_up_at:
                         raise failure
-                    log.debug("try %d of %s failed, retrying in %.2f s: %s", failures, call.label, pause, failure.message)
+                    log.debug("try %d of %s failed, retrying in %.2f s: %s",
+                              failures, call.label, pause, failure.message)
                     await asyncio.sleep(pause)
         except TimeoutError:
             raise self._deadline_failure(call, maybe_delivered or sending) from None
 
-    async def _send(self, call: Call) -> httpx.Response:
+    async def _send(self, call: Call[Any]) -> httpx.Response:
         headers = {"Accept": "application/json"}
         content: bytes | None = None
         if call.body is not None:
@@ -147,13 +152,11 @@ class Caller:
             headers["Idempotency-Key"] = call.idempotency_key
         return await self._http.request(call.method, call.path, params=call.params, content=content, headers=headers)
 
-    def _read(self, call: Call, response: httpx.Response) -> Any:
+    def _read(self, call: Call[Any], response: httpx.Response) -> object:
         """The parsed body of a success, or the error the response stands for."""
         text_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         is_json = text_type == "application/json" or text_type.endswith("+json")
         if response.is_success:
-            if response.status_code == 204 and call.shape is None:
-                return None
             if not is_json:
                 return BadResponse(
                     f"{call.label}: expected JSON but the server sent {text_type or 'no content type'}"
@@ -167,7 +170,7 @@ class Caller:
                                    status=response.status_code)
         return error_from_problem(call.label, response.status_code, self.redact(response.text) if is_json else None)
 
-    def _transport_failure(self, call: Call, error: httpx.TransportError, maybe_delivered: bool) -> FleetdeskError:
+    def _transport_failure(self, call: Call[Any], error: httpx.TransportError, maybe_delivered: bool) -> FleetdeskError:
         reason = self.redact(str(error)) or type(error).__name__
         if call.changes_state and maybe_delivered:
             return _not_confirmed(call, f"the connection failed after sending ({type(error).__name__})")
@@ -175,14 +178,14 @@ class Caller:
             return Unavailable(f"{call.label}: the server did not answer in time ({type(error).__name__})")
         return Unavailable(f"{call.label}: cannot reach the server ({reason})")
 
-    def _deadline_failure(self, call: Call, maybe_delivered: bool) -> FleetdeskError:
+    def _deadline_failure(self, call: Call[Any], maybe_delivered: bool) -> FleetdeskError:
         seconds = f"{self._timeouts.deadline:g} s"
         if call.changes_state and maybe_delivered:
             return _not_confirmed(call, f"no answer within {seconds}")
         return Unavailable(f"{call.label}: no answer within {seconds}")
 
 
-def _not_confirmed(call: Call, why: str) -> NotConfirmed:
+def _not_confirmed(call: Call[Any], why: str) -> NotConfirmed:
     again = (
         " Sending the same action again is safe: it reuses its idempotency key."
         if call.idempotency_key is not None else ""
@@ -195,7 +198,7 @@ def _never_sent(error: httpx.TransportError) -> bool:
     return isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
 
 
-def _worth_retrying(call: Call, response: httpx.Response, error: FleetdeskError) -> bool:
+def _worth_retrying(call: Call[Any], response: httpx.Response, error: FleetdeskError) -> bool:
     if not call.repeatable:
         return False
     if response.status_code in RETRY_STATUSES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -44,7 +44,12 @@ from fleetdesk.wire import (
     Window,
 )
 
+T = TypeVar("T")
+
 USER_AGENT = "fleetdesk-client"
+DEFAULT_TIMEOUTS = ClientTimeouts()
+DEFAULT_RETRY = RetryPolicy()
+DEFAULT_STREAM = EventStreamPolicy()
 
 
 class ModelFilters(BaseModel):
@@ -75,9 +80,9 @@ class FleetdeskClient:
         base_url: str,
         token: SecretStr | None = None,
         *,
-        timeouts: ClientTimeouts = ClientTimeouts(),
-        retry: RetryPolicy = RetryPolicy(),
-        stream: EventStreamPolicy = EventStreamPolicy(),
+        timeouts: ClientTimeouts = DEFAULT_TIMEOUTS,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        stream: EventStreamPolicy = DEFAULT_STREAM,
         transport: httpx.AsyncBaseTransport | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -115,12 +120,12 @@ class FleetdeskClient:
             await self._http.aclose()
         self._http = self._caller = None
 
-    async def _run(self, call: Call) -> Any:
+    async def _run(self, call: Call[T]) -> T:
         if self._caller is None:
             raise RuntimeError("use the client inside 'async with FleetdeskClient(...) as client'")
         return await self._caller.run(call)
 
-    async def _get(self, path: str, shape: Any, params: dict[str, Any] | None = None) -> Any:
+    async def _get(self, path: str, shape: type[T], params: dict[str, Any] | None = None) -> T:
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None and v != ()}
         return await self._run(Call("GET", API_PREFIX + path, shape, params=query or None))
 
@@ -245,7 +250,8 @@ class FleetdeskClient:
     async def ingest(self, buckets: list[IngestBucket], *, idempotency_key: str | None = None) -> IngestResult:
         """Store closed metric buckets (admin); idempotent per model and bucket."""
         call = Call("POST", f"{API_PREFIX}/metrics", IngestResult, body=IngestRequest(buckets=buckets),
-                    idempotency_key=idempotency_key or new_idempotency_key(), what=f"ingest of {len(buckets)} bucket(s)")
+                    idempotency_key=idempotency_key or new_idempotency_key(),
+                    what=f"ingest of {len(buckets)} bucket(s)")
         return await self._run(call)
 
     async def set_clock(self, now: datetime, *, idempotency_key: str | None = None) -> ServerInfo:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -49,13 +49,16 @@ class ConnectionState(StrEnum):
     POLLING = "polling"  # no stream; reading the event log every few seconds
 
 
+EventData = BucketClosedData | SloChangedData | IncidentEventData | ActionEventData | ClockEventData
+
+
 class EventUpdate(BaseModel):
     """One server event with its data already typed."""
 
     model_config = ConfigDict(frozen=True)
 
     event: ServerEvent
-    data: BucketClosedData | SloChangedData | IncidentEventData | ActionEventData | ClockEventData
+    data: EventData
     via: Literal["stream", "poll"]
 
 
@@ -94,7 +97,7 @@ class EventFeed:
         self.last_event_id = last_event_id
         self.malformed = 0
         self.state: ConnectionState | None = None
-        self._updates = self._run()
+        self._updates: AsyncGenerator[Update, None] = self._run()
 
     def __aiter__(self) -> EventFeed:
         return self
@@ -105,7 +108,7 @@ class EventFeed:
     async def aclose(self) -> None:
         await self._updates.aclose()
 
-    async def _run(self) -> AsyncIterator[Update]:
+    async def _run(self) -> AsyncGenerator[Update, None]:
         failures = 0
         server_retry: float | None = None
         while True:
@@ -202,7 +205,7 @@ class EventFeed:
         """A typed update for a new event; None for a malformed one (counted) or one already seen."""
         try:
             event = ServerEvent.model_validate_json(data)
-            update = EventUpdate(event=event, data=event.payload(), via=via)
+            update = EventUpdate(event=event, data=cast(EventData, event.payload()), via=via)
         except (ValidationError, KeyError):
             self.malformed += 1
             return None

@@ -41,19 +41,22 @@ class ActionIntent(BaseModel):
         return self
 
     @classmethod
-    def rollback(cls, model_id: str, *, expected_serving_model_id: str, reason: str, dry_run: bool = False) -> ActionIntent:
+    def rollback(cls, model_id: str, *, expected_serving_model_id: str, reason: str,
+                 dry_run: bool = False) -> ActionIntent:
         """Serve the baseline instead of ``model_id``."""
         return cls._make(ActionKind.ROLLBACK, model_id, reason=reason, dry_run=dry_run,
                          expected_serving_model_id=expected_serving_model_id)
 
     @classmethod
-    def end_experiment(cls, model_id: str, *, expected_serving_model_id: str, reason: str, dry_run: bool = False) -> ActionIntent:
+    def end_experiment(cls, model_id: str, *, expected_serving_model_id: str, reason: str,
+                       dry_run: bool = False) -> ActionIntent:
         """Stop traffic to an experiment; it goes back to the baseline."""
         return cls._make(ActionKind.END_EXPERIMENT, model_id, reason=reason, dry_run=dry_run,
                          expected_serving_model_id=expected_serving_model_id)
 
     @classmethod
-    def halt_launch(cls, model_id: str, *, expected_serving_model_id: str, reason: str, dry_run: bool = False) -> ActionIntent:
+    def halt_launch(cls, model_id: str, *, expected_serving_model_id: str, reason: str,
+                    dry_run: bool = False) -> ActionIntent:
         """Freeze a scale-up where it is."""
         return cls._make(ActionKind.HALT_LAUNCH, model_id, reason=reason, dry_run=dry_run,
                          expected_serving_model_id=expected_serving_model_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 from fleetdesk.client._errors import (
@@ -32,7 +34,7 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
             f"{label}: HTTP {status} without problem details; is the address a fleetdesk server?", status=status
         )
     kind, said = problem.type, problem.detail or problem.title
-    common = {"status": status, "problem": problem}
+    common: dict[str, Any] = {"status": status, "problem": problem}
     if status == 401:
         return Unauthorized(f"not signed in: the server refused the token ({said})", **common)
     if status == 403:
@@ -42,7 +44,8 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
         hint = f"; did you mean: {', '.join(problem.suggestions)}?" if problem.suggestions else ""
         return NotFound(f"{label}: not found ({said}){hint}", **common)
     if kind == ProblemType.IDEMPOTENCY_KEY_IN_PROGRESS:
-        return IdempotencyConflict(f"{label}: the same action is still in progress ({said})", in_progress=True, **common)
+        return IdempotencyConflict(f"{label}: the same action is still in progress ({said})", in_progress=True,
+                                   **common)
     if kind == ProblemType.IDEMPOTENCY_KEY_REUSED:
         return IdempotencyConflict(
             f"{label}: this action's idempotency key was already used for a different request ({said})",
@@ -50,7 +53,8 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
         )
     if kind == ProblemType.STALE_STATE:
         now = f"; now serving {problem.current.serving_model_id}" if problem.current else ""
-        return StaleState(f"{label}: the state changed since you looked ({said}){now}", current=problem.current, **common)
+        return StaleState(f"{label}: the state changed since you looked ({said}){now}", current=problem.current,
+                          **common)
     if kind == ProblemType.ALREADY_ACKNOWLEDGED:
         by = problem.incident.acknowledged_by if problem.incident else None
         return AlreadyAcknowledged(

@@ -91,12 +91,10 @@ class SseDecoder:
                 self._event_too_big = True
             else:
                 self._data.append(value)
-        elif field == "id":
-            if "\0" not in value:
-                self.last_event_id = value
-        elif field == "retry":
-            if _DIGITS.fullmatch(value):
-                self.retry_ms = int(value)
+        elif field == "id" and "\0" not in value:
+            self.last_event_id = value
+        elif field == "retry" and _DIGITS.fullmatch(value):
+            self.retry_ms = int(value)
         return None
 
     def _dispatch(self) -> SseMessage | None:
