@@ -26,6 +26,7 @@ TOKEN = "fdt_Zq9x-LONG.secret/token+value"
         ("password: hunter22, then retry", "password: [REDACTED], then retry"),
         ("key AKIAABCDEFGHIJKLMNOP leaked", "key [REDACTED] leaked"),
         ("gh token ghp_" + "a" * 36, "gh token [REDACTED]"),
+        ("their token fdk_" + "Ab1-_" * 8 + " expired", "their token [REDACTED] expired"),
         ("-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----", MASK),
         ("token rotation is at 09:00, NE 0.93 on ig_feed", "token rotation is at 09:00, NE 0.93 on ig_feed"),
     ],

@@ -44,6 +44,8 @@ class FleetdeskApp(App[None]):
                 show=False, priority=True),
         Binding("q", "request_quit", "Quit", id="quit", tooltip="Quit after confirming."),
         Binding("question_mark", "help", "Keys", id="help", tooltip="List every key of this screen."),
+        Binding("s", "snapshot", "Snapshot", id="snapshot", show=False,
+                tooltip="Write a handoff snapshot of this screen (JSON, Markdown summary, SVG) to the data dir."),
     ]
 
     def __init__(self, backend: Backend, settings: ConsoleSettings | None = None) -> None:
@@ -164,6 +166,11 @@ class FleetdeskApp(App[None]):
                 self.exit()
 
         self.push_screen(QuitScreen(), quit_if)
+
+    def action_snapshot(self) -> None:
+        from fleetdesk.snapshot.console import start_export
+
+        start_export(self)
 
     def action_help(self) -> None:
         from fleetdesk.console.screens.help import HelpScreen

@@ -60,6 +60,7 @@ _BUILT_IN: tuple[tuple[str, str, str], ...] = (
      r"(?i)\b((?:access[_-]?token|refresh[_-]?token|api[_-]?key|apikey|client[_-]?secret|token|password|passwd|pwd|secret)"
      r"\s*[=:]\s*)" + _NOT_MASKED + r"\"?[^\s&\"',;]{4,}",
      r"\1" + MASK),
+    ("fleetdesk-token", r"\bfdk_[A-Za-z0-9_-]{20,}", MASK),
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})\b", MASK),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
     ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", MASK),
@@ -98,10 +99,7 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """``value`` with every secret masked (and counted)."""
-        if self._known is not None:
-            value, hits = self._known.subn(MASK, value)
-            if hits:
-                self.counts[KNOWN_SECRET] += hits
+        value = self._known_only(value)
         for name, rule, replacement in self._rules:
             value, hits = rule.subn(replacement, value)
             if hits:
@@ -128,7 +126,18 @@ class Redactor:
                 return match.group(0)
             return match.group(1) + html.escape(masked).replace(" ", "&#160;") + match.group(3)
 
-        return self.text(re.sub(r"(<text\b[^>]*>)([^<]*)(</text>)", mask, svg))
+        masked = re.sub(r"(<text\b[^>]*>)([^<]*)(</text>)", mask, svg)
+        # Anywhere else in the markup only known secrets are masked: the label-keeping patterns would
+        # read markup such as "&#160;" as a value.
+        return self._known_only(masked)
+
+    def _known_only(self, value: str) -> str:
+        if self._known is None:
+            return value
+        value, hits = self._known.subn(MASK, value)
+        if hits:
+            self.counts[KNOWN_SECRET] += hits
+        return value
 
     def leaks(self, data: bytes) -> bool:
         """True when ``data`` still holds a known secret in any encoding (the last check before writing)."""
