@@ -31,7 +31,9 @@ async def _stream(request: Request, backend: Backend, after: int) -> AsyncIterat
     loop_event = backend.notifier.subscribe()
     _, wake = loop_event
     try:
-        yield "retry: 2000\n: connected\n\n"
+        # The id line tells the client where it stands before any event arrives, so a reconnect
+        # after an early drop resumes here instead of at a later "now" (events in between kept).
+        yield f"retry: 2000\nid: {after}\n: connected\n\n"
         while not backend.closing.is_set():
             wake.clear()
             frames, after = await to_thread.run_sync(_frame_batch, backend, after)
