@@ -149,3 +149,22 @@ async def test_polling_feed_returns_to_the_stream_once_it_is_back(connect: Conne
     finally:
         await feed.aclose()
     assert [u.via for u in seen if isinstance(u, EventUpdate)][-1] == "stream"
+
+
+async def test_a_stream_dropped_before_any_event_resumes_where_it_started(connect: Connect) -> None:
+    network = CutStream(events=0)
+    watcher = await connect("viewer", stream=QUICK, transport=network)
+    actor = await connect("oncall")
+    start = await newest_id(actor)
+    feed = watcher.events()  # no position: "from now"
+    try:
+        assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.LIVE  # type: ignore[union-attr]
+        assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.RECONNECTING  # type: ignore[union-attr]
+        # While the feed is away, something happens: it must not be lost on reconnect.
+        result = await actor.note(EXPERIMENT, "while reconnecting")
+        seen = await collect_until(feed, result.event_id or 0)
+    finally:
+        await feed.aclose()
+    assert network.stream_requests[1].headers["last-event-id"] == str(start)
+    assert result.audit_id in [u.data.audit.id for u in seen
+                               if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)]

@@ -102,6 +102,9 @@ class _CutAfterEvents(httpx.AsyncByteStream):
         seen = b""
         sent = 0
         async for chunk in self._inner:
+            if self._events == 0:  # cut right after the first chunk (the stream's greeting)
+                yield chunk
+                raise httpx.ReadError("simulated: the connection dropped")
             seen += chunk
             end = 0
             count = 0
@@ -120,7 +123,7 @@ class _CutAfterEvents(httpx.AsyncByteStream):
 
 
 class CutStream(httpx.AsyncBaseTransport):
-    """Drops the first event-stream connection right after its ``events``-th event, as a flaky link would."""
+    """Drops the first event-stream connection after its ``events``-th event (0: after its greeting)."""
 
     def __init__(self, events: int) -> None:
         self._inner = httpx.AsyncHTTPTransport()

@@ -156,6 +156,7 @@ class EventFeed:
                     update = self._accept(message.data, "stream")
                     if update is not None:
                         yield update
+                self._adopt(decoder.last_event_id)
 
     async def _poll(self, why: str) -> AsyncIterator[Update]:
         """Follow the event log until it is time to try the stream again."""
@@ -200,6 +201,13 @@ class EventFeed:
             if len(page.items) < self._policy.poll_batch:
                 return page.last_id
             after = page.last_id
+
+    def _adopt(self, stream_id: str) -> None:
+        """Take the position the stream announced (an ``id:`` without data), as EventSource does."""
+        if stream_id.isascii() and stream_id.isdigit():
+            position = int(stream_id)
+            if self.last_event_id is None or position > self.last_event_id:
+                self.last_event_id = position
 
     def _accept(self, data: str, via: Literal["stream", "poll"]) -> EventUpdate | None:
         """A typed update for a new event; None for a malformed one (counted) or one already seen."""
