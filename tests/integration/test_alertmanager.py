@@ -178,3 +178,26 @@ async def test_escalation_from_the_console_arrives_in_alertmanager(
         "alertname": ALERT_NAME, "model_id": model.id, "model_type": model.type, "tier": "TIER2",
         "team": model.owner_team, "severity": "warning",
     }
+
+
+async def test_a_page_queued_when_the_server_stopped_is_delivered_by_the_next_run(
+    small_server: EmbeddedServer, tmp_path: Path
+) -> None:
+    directory = tmp_path / "am-later"
+    directory.mkdir()
+    daemon = alertmanager(directory)  # configured, not started: down during the escalation
+    first_run = AlertmanagerTarget(daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2)
+    attach_paging(small_server.backend, first_run)
+    async with client_for(small_server) as client:
+        await client.escalate(TIER4, reason="queued across a restart")
+    first_run.close()  # the server stops with the page still queued in its database
+    assert len(first_run.outbox.pending()) == 1
+    daemon.start()
+    next_run = AlertmanagerTarget(daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2)
+    attach_paging(small_server.backend, next_run)
+    try:
+        alerts = await eventually(lambda: escalation_alerts(daemon.url, TIER4), "the page from the earlier run")
+        assert alerts[0]["annotations"]["reason"] == "queued across a restart"
+    finally:
+        next_run.close()
+        daemon.stop()
