@@ -173,3 +173,17 @@ async def test_errors_share_one_base_with_a_sanitized_message() -> None:
 async def test_client_refuses_a_plain_string_token() -> None:
     with pytest.raises(TypeError, match="SecretStr"):
         FleetdeskClient("http://127.0.0.1:1", SECRET)  # type: ignore[arg-type]
+
+
+async def test_retry_after_is_honoured_and_bounded_by_the_deadline() -> None:
+    async def busy(request: RawRequest, writer: asyncio.StreamWriter) -> None:
+        writer.write(response(503, "text/plain", "busy", extra="Retry-After: 1\r\n"))
+
+    async with RawServer(busy) as raw, client_for(raw.url) as client:
+        started = time.monotonic()
+        with pytest.raises(ServerError):
+            await client.fleet_summary()
+    elapsed = time.monotonic() - started
+    # One wait of a whole second fits the 1.5 s deadline; a second one would not, so the client stops.
+    assert len(raw.requests) == 2
+    assert 1.0 <= elapsed < FAST.deadline

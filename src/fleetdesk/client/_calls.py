@@ -115,6 +115,7 @@ class Caller:
                 failures = 0
                 while True:
                     sending = True
+                    server_hint: float | None = None
                     try:
                         response = await self._send(call)
                     except httpx.TransportError as error:
@@ -130,10 +131,13 @@ class Caller:
                         if not _worth_retrying(call, response, outcome):
                             raise outcome
                         failure = outcome
+                        server_hint = _retry_after(response)
                     failures += 1
                     if not call.repeatable or failures >= self._retry.attempts:
                         raise failure
                     pause = self._retry.backoff(failures, self._rng)
+                    if server_hint is not None:
+                        pause = max(pause, server_hint)  # the server knows when it can answer; never sooner
                     if loop.time() + pause >= give_up_at:
                         raise failure
                     log.debug("try %d of %s failed, retrying in %.2f s: %s",
@@ -205,6 +209,12 @@ def _worth_retrying(call: Call[Any], response: httpx.Response, error: FleetdeskE
         return True
     # Our own earlier attempt may still be running on the server: wait for its stored result.
     return isinstance(error, IdempotencyConflict) and error.in_progress
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a Retry-After header in its delta-seconds form (the only form our server sends)."""
+    value = response.headers.get("retry-after", "").strip()
+    return float(value) if value.isascii() and value.isdigit() else None
 
 
 def _first(error: ValidationError) -> str:
