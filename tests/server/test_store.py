@@ -59,7 +59,8 @@ def test_seed_stores_every_bucket_with_the_domain_health(tmp_path: Path) -> None
     conn = store.connection()
     assert conn.execute("SELECT count(*) FROM buckets").fetchone()[0] == count
     assert conn.execute("SELECT count(*) FROM models").fetchone()[0] == len(fleet.registry)
-    stored = {(row[0], row[1]): row[2] for row in conn.execute("SELECT model_id, start, health FROM buckets")}
+    stored = {(row[0], row[1]): row[2] for row in conn.execute(
+        "SELECT models.id, start, buckets.health FROM buckets JOIN models ON models.key = buckets.model_key")}
     expected = 0
     for model_id, bucket in fleet.all_buckets():
         expected += 1

@@ -31,6 +31,7 @@ class Backend:
     paging: PagingTarget
     metrics: MetricsSource
     demo: bool = False
+    model_keys: dict[str, int] = field(default_factory=dict)
     notifier: EventNotifier = field(default_factory=EventNotifier)
     closing: threading.Event = field(default_factory=threading.Event)
     _refreshed_slot: int = -1
@@ -51,7 +52,8 @@ class Backend:
             log.info("seeded %s from fleet %s: %d buckets", db_path, fleet, count)
         config = store.fleet_config()
         backend = cls(store=store, clock=clock, config=config, registry=store.registry(config),
-                      paging=paging or StorePagingTarget(), metrics=metrics or StoreMetricsSource(store), demo=demo)
+                      paging=paging or StorePagingTarget(), metrics=metrics or StoreMetricsSource(store), demo=demo,
+                      model_keys=store.model_keys())
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
         return backend
@@ -71,7 +73,7 @@ class Backend:
             if slot == self._refreshed_slot and not force:
                 return False
             with self.write() as conn:
-                slo_board.refresh(conn, self.config, self.registry, now)
+                slo_board.refresh(conn, self.config, self.registry, self.model_keys, now)
             self._refreshed_slot = slot
             return True
 

@@ -71,14 +71,17 @@ def run_once(backend: Backend, actor: str, key: str, fingerprint: str, work: Wor
                               headers={"Retry-After": "1"})
             return Outcome(status=row["status"], body=row["body"], replayed=True)
         status, body, after_commit = work(conn)
+        # Without after-commit work the request is done at commit: one fsync, not two.
+        state = "done" if after_commit is None else "in_progress"
         conn.execute(
             "INSERT INTO idempotency (actor, key, request_hash, state, status, body, created_at)"
-            " VALUES (?, ?, ?, 'in_progress', ?, ?, ?)",
-            (actor, key, fingerprint, status, body, iso(backend.clock.now())),
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (actor, key, fingerprint, state, status, body, iso(backend.clock.now())),
         )
+    if after_commit is None:
+        return Outcome(status=status, body=body, replayed=False)
     try:
-        if after_commit is not None:
-            after_commit()
+        after_commit()
     finally:
         with backend.write() as conn:
             conn.execute("UPDATE idempotency SET state = 'done' WHERE actor = ? AND key = ?", (actor, key))

@@ -55,8 +55,8 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         sums = tuple(getattr(bucket, name) for name in _SUMS)
         stored = fresh.get(key)
         if stored is None:
-            row = conn.execute(f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_id = ? AND start = ?",
-                               key).fetchone()
+            row = conn.execute(f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_key = ? AND start = ?",
+                               (backend.model_keys[key[0]], key[1])).fetchone()
             stored = None if row is None else tuple(row)
             if stored is not None:
                 if stored != sums:
@@ -80,7 +80,7 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
     for (model_id, start), sums in fresh.items():
         bands = backend.config.bands_for_type(backend.registry.models[model_id].type)
         health = bucket_health(bands, *sums)
-        rows.append((model_id, start, *sums, health))
+        rows.append((backend.model_keys[model_id], start, *sums, health))
         total = totals.setdefault(model_id, [0.0, 0.0, 0.0, 0.0])
         for i, value in enumerate(sums):
             total[i] += value
@@ -101,7 +101,7 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
             calibration=signals.calibration, normalized_entropy=signals.normalized_entropy))
         if health == UNSTABLE:
             unstable.append(model_id)
-    slo_board.refresh(conn, backend.config, backend.registry, now, newest.keys())
+    slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now, newest.keys())
     marks = ",".join("?" * len(unstable))
     incident_ids = sorted({row[0] for row in conn.execute(
         f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL", unstable)}

@@ -46,7 +46,7 @@ class StoreMetricsSource(MetricsSource):
     def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
         rows = self._store.connection().execute(
             "SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM buckets"
-            " WHERE model_id = ? AND start >= ? AND start < ? ORDER BY start",
+            " WHERE model_key = (SELECT key FROM models WHERE id = ?) AND start >= ? AND start < ? ORDER BY start",
             (model_id, epoch(start), epoch(end)),
         ).fetchall()
         return [

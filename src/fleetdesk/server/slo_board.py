@@ -40,39 +40,42 @@ def attention_for(health: Health, alert_severities: Collection[Severity]) -> Att
     return Attention.OK
 
 
-def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, now: datetime,
-            model_ids: Collection[str] | None = None) -> int:
+def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, keys_by_id: dict[str, int],
+            now: datetime, model_ids: Collection[str] | None = None) -> int:
     """Recompute derived state at ``now`` (inside a write transaction); returns how many models changed."""
     policy = config.slo
     step = config.bucket_seconds
     now_s = epoch(now)
     last_slot = now_s - now_s % step - step  # start of the most recently closed bucket
     rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
-    # A window shorter than a slice still covers the latest closed slice (see domain.slo).
-    effective = {w: max(int(w.total_seconds()), step) for w in rule_windows | {policy.window}}
-    spans = sorted(set(effective.values()))
-    columns = []
+    # Slices with since < start + step <= now, i.e. start in (now - span - step, now - step];
+    # a window shorter than a slice still covers the latest closed slice (see domain.slo).
+    since = {w: now_s - max(int(w.total_seconds()), step) - step for w in rule_windows | {policy.window}}
+    # One pass: each bucket falls in the newest "age class" whose threshold it exceeds;
+    # a window's counts are then the sum of the classes at or above its threshold.
+    thresholds = sorted({last_slot - 1, last_slot - step - 1, *since.values()}, reverse=True)
+    age_class = " ".join(f"WHEN start > {t} THEN {i}" for i, t in enumerate(thresholds))
+    where = f"start > {thresholds[-1]} AND start <= {now_s - step}"
     params: list[object] = []
-    for span in spans:
-        since = now_s - span - step  # slices with since < start + step <= now
-        columns.append("sum(start > ? AND health = 0), sum(start > ? AND health = 1)")
-        params.extend((since, since))
-    full_since = now_s - effective[policy.window] - step
-    columns.append("sum(start > ? AND health = 2)")
-    params.append(full_since)
-    columns.append("max(CASE WHEN start = ? THEN health + 1 ELSE 0 END)")
-    columns.append("max(CASE WHEN start = ? THEN health + 1 ELSE 0 END)")
-    params.extend((last_slot, last_slot - step))
-    where = "start > ? AND start <= ?"
-    params.extend((now_s - spans[-1] - step, now_s - step))
     if model_ids is not None:
-        ids = sorted(set(model_ids))
-        if not ids:
+        keys = sorted({key for key in (keys_by_id.get(m) for m in model_ids) if key is not None})
+        if not keys:
             return 0
-        where += f" AND model_id IN ({','.join('?' * len(ids))})"
-        params.extend(ids)
-    scanned = {row[0]: row[1:] for row in conn.execute(
-        f"SELECT model_id, {', '.join(columns)} FROM buckets WHERE {where} GROUP BY model_id", params)}
+        where += f" AND model_key IN ({','.join('?' * len(keys))})"
+        params.extend(keys)
+    id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
+    classes = len(thresholds)
+    scanned: dict[str, list[list[int]]] = {}
+    for key, age, health, count in conn.execute(
+        f"SELECT model_key, CASE {age_class} END AS age, health, count(*) FROM buckets WHERE {where}"
+        " GROUP BY model_key, age, health", params):
+        per_class = scanned.get(id_by_key[key])
+        if per_class is None:
+            per_class = scanned[id_by_key[key]] = [[0, 0, 0] for _ in range(classes)]
+        per_class[age][health] = count
+    class_of = {w: thresholds.index(t) for w, t in since.items()}
+    last_class, prev_class = thresholds.index(last_slot - 1), thresholds.index(last_slot - step - 1)
+    empty = [[0, 0, 0] for _ in range(classes)]
 
     scope = model_ids if model_ids is not None else registry.models.keys()
     previous = {row["id"]: row for row in conn.execute(
@@ -82,18 +85,22 @@ def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, n
 
     updates = []
     transitions: list[tuple[str, Health, Attention, list[str], float | None, sqlite3.Row]] = []
-    empty = (0,) * (2 * len(spans) + 3)
     for model_id in scope:
-        values = scanned.get(model_id, empty)
-        by_span = {span: SliceCounts(good=values[2 * i] or 0, bad=values[2 * i + 1] or 0)
-                   for i, span in enumerate(spans)}
-        offset = 2 * len(spans)
-        full = by_span[effective[policy.window]]
-        counts = SliceCounts(good=full.good, bad=full.bad, no_data=values[offset] or 0)
-        rates = {w: burn_rate(by_span[effective[w]], policy.objective) for w in rule_windows}
+        per_class = scanned.get(model_id, empty)
+        cumulative = []
+        good = bad = no_data = 0
+        for good_n, bad_n, no_data_n in per_class:
+            good, bad, no_data = good + good_n, bad + bad_n, no_data + no_data_n
+            cumulative.append((good, bad, no_data))
+        full = cumulative[class_of[policy.window]]
+        counts = SliceCounts(good=full[0], bad=full[1], no_data=full[2])
+        rates = {w: burn_rate(SliceCounts(good=cumulative[class_of[w]][0], bad=cumulative[class_of[w]][1]),
+                              policy.objective) for w in rule_windows}
         status = status_from_counts(counts, rates, now, policy)
-        latest = values[offset + 1] or values[offset + 2]
-        health = HEALTH_BY_CODE[latest - 1] if latest else Health.NO_DATA
+        latest = next((code for code, n in enumerate(per_class[last_class]) if n), None)
+        if latest is None:
+            latest = next((code for code, n in enumerate(per_class[prev_class]) if n), None)
+        health = Health.NO_DATA if latest is None else HEALTH_BY_CODE[latest]
         alert_names = [alert.rule for alert in status.alerts]
         attention = attention_for(health, {alert.severity for alert in status.alerts})
         long_rates = [rates[rule.long_window] for rule in policy.rules if rates[rule.long_window] is not None]

@@ -20,7 +20,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
-from fleetdesk.server.integrations.outbound import OutboundPagingTarget
+from fleetdesk.server.integrations.outbound import OutboundPagingTarget, public_url
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
 from fleetdesk.wire import Page
 
@@ -111,7 +111,7 @@ class AlertmanagerTarget(OutboundPagingTarget):
 
     @property
     def where(self) -> str:
-        return f"Alertmanager at {self.url}"
+        return f"Alertmanager at {public_url(self.url)}"
 
     def page_payload(self, page: Page, model: Model, sent_at: datetime) -> Any:
         return [escalation_alert(page, model, sent_at, self.ttl, self.server_url, self.generator_url).wire()]

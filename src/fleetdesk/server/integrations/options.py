@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -55,7 +56,7 @@ class Integrations:
 
     metrics: PrometheusMetricsSource | None = None
     paging: OutboundPagingTarget | None = None
-    closers: list = field(default_factory=list)
+    closers: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self) -> None:
         for close in reversed(self.closers):

@@ -17,6 +17,7 @@ from abc import abstractmethod
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server import incidents
@@ -28,6 +29,11 @@ if TYPE_CHECKING:
     from fleetdesk.server.backend import Backend
 
 log = logging.getLogger("fleetdesk.server.integrations")
+
+
+def public_url(url: str) -> str:
+    """The URL without credentials or query (which may carry secrets), for messages and logs."""
+    return str(httpx.URL(url).copy_with(query=None, userinfo=b""))
 
 PAGE, RESOLVE = "page", "resolve"
 
@@ -106,7 +112,7 @@ class OutboundPagingTarget(PagingTarget):
             text = f"{entry.description} via {self.name} delivered on try {entry.attempts}"
             kind = "page_delivered"
         else:
-            text = f"{entry.description} via {self.name} delivered (the incident resolved)"
+            text = f"{self.name}: {entry.description} delivered (the incident resolved)"
             kind = "page_resolved"
         at = backend.clock.now()
         with backend.write() as conn:

@@ -107,10 +107,6 @@ def _query_error(status: int, error_type: str, error: str) -> PrometheusQueryErr
     )
 
 
-def _value(text: str) -> float:
-    return float(text)  # Prometheus sends "NaN", "+Inf", "-Inf" as strings too; float() reads them
-
-
 class PrometheusApi:
     """Reads Prometheus' query API; one instance per base URL (thread-safe), closed with ``close``."""
 
@@ -170,7 +166,8 @@ def _series(data: _Data) -> list[Series]:
     for raw in data.result:
         item = _Result.model_validate(raw)
         pairs = item.values if item.values is not None else ([item.value] if item.value is not None else [])
-        samples = [Sample(at=datetime.fromtimestamp(t, UTC), value=_value(v)) for t, v in pairs]
+        # Values come as strings, "NaN" and "+Inf" included; only finite ones are data.
+        samples = [Sample(at=datetime.fromtimestamp(t, UTC), value=float(v)) for t, v in pairs]
         found.append(Series(labels=item.metric, samples=[s for s in samples if math.isfinite(s.value)]))
     return found
 

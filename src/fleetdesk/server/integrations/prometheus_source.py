@@ -21,12 +21,16 @@ counter missing) is absent, which the server shows as no data, never healthy.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import COUNTERS
 from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, Series
 from fleetdesk.server.metrics_source import MetricsSource
+
+log = logging.getLogger("fleetdesk.server.integrations")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FIELDS = {"events": "weight", "label_sum": "label_sum", "prediction_sum": "prediction_sum",
@@ -103,6 +107,9 @@ class PrometheusMetricsSource(MetricsSource):
             result = self.api.query_range(
                 f"{counter}{{{matchers}}}", boundaries[0] + self.lag, boundaries[-1] + self.lag, self.bucket
             )
+            for warning in result.warnings:
+                log.warning("Prometheus warned about %s for %s (the answer may be partial): %s",
+                            counter, sanitize(model_id), warning)
             shifted = counter_growth(result.series, [b + self.lag for b in boundaries])
             growth[sum_name] = {moment - self.lag: value for moment, value in shifted.items()}
         buckets = []

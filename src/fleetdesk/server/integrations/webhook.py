@@ -25,7 +25,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretBytes
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
-from fleetdesk.server.integrations.outbound import OutboundPagingTarget
+from fleetdesk.server.integrations.outbound import OutboundPagingTarget, public_url
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
 from fleetdesk.wire import EscalationTarget, Page
 
@@ -84,11 +84,11 @@ class WebhookTarget(OutboundPagingTarget):
         self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 2.0)))
 
     def __repr__(self) -> str:
-        return f"WebhookTarget(url={self.url!r})"
+        return f"WebhookTarget(url={public_url(self.url)!r})"
 
     @property
     def where(self) -> str:
-        return f"the webhook at {httpx.URL(self.url).copy_with(query=None, userinfo=b'')}"
+        return f"the webhook at {public_url(self.url)}"
 
     def page_payload(self, page: Page, model: Model, sent_at: datetime) -> Any:
         return WebhookEvent(

@@ -65,7 +65,7 @@ def set_clock(
             now = backend.clock.set(body.now)
         except ClockError as error:
             raise Problem(409, ProblemType.CLOCK, str(error)) from None
-        slo_board.refresh(conn, backend.config, backend.registry, now)  # type: ignore[arg-type]
+        slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now)  # type: ignore[arg-type]
         append_event(conn, EventType.CLOCK, now, None, ClockEventData(now=now))  # type: ignore[arg-type]
         backend.mark_refreshed(now)
         return 200, info(backend).model_dump_json(), None
