@@ -13,7 +13,9 @@ Conventions
   (1-200 printable ASCII chars). Missing: 400. Same key + same actor + same
   body while the first is still running: 409. Same key with a different body:
   422. Same key and body after it finished: the stored status and body are
-  replayed (header ``Idempotent-Replayed: true``). Dry runs never claim a key.
+  replayed (header ``Idempotent-Replayed: true``). Keys are scoped per user.
+  Dry runs need no key and never claim one; a request that fails (4xx) claims
+  nothing either, so a retry after fixing it may reuse the key.
 - Errors are always ``application/problem+json`` (RFC 9457), see ProblemDetails
   and ProblemType. A 500 never carries a stack trace.
 
@@ -47,7 +49,17 @@ GET  /v1/events        ?last_event_id -> text/event-stream of ServerEvent
          (``Last-Event-ID`` header or query resumes after that id; ``: heartbeat``
          comments every ~15 s; SSE ``id`` = ServerEvent.id, ``event`` = ServerEvent.type,
          ``data`` = the JSON of the whole ServerEvent)
+         Without any Last-Event-ID the stream starts at the newest event (no backlog).
 GET  /v1/events/log    ?after&limit   -> EventPage  (polling fallback; same events)
+
+Incidents
+---------
+Opened (or joined) by the server when a model's latest closed bucket turns
+unstable (severity ticket) or a page burn-rate alert starts firing (severity
+page); a model whose upstream model has an open incident joins that incident
+(``model_ids``) instead of opening its own. An escalation on a model without
+an incident opens one. An incident resolves by itself once none of its models
+is unstable or alerting any more (no-data does not hold it open).
 
 Action rules
 ------------
