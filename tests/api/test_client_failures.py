@@ -187,3 +187,15 @@ async def test_retry_after_is_honoured_and_bounded_by_the_deadline() -> None:
     # One wait of a whole second fits the 1.5 s deadline; a second one would not, so the client stops.
     assert len(raw.requests) == 2
     assert 1.0 <= elapsed < FAST.deadline
+
+
+async def test_gateway_timeout_on_an_action_is_not_confirmed() -> None:
+    intent = rollback()
+    async with RawServer(answer(504, "text/html", "<h1>Gateway Timeout</h1>")) as raw, client_for(raw.url) as client:
+        with pytest.raises(NotConfirmed, match="HTTP 504"):
+            await client.perform(intent)
+        with pytest.raises(ServerError):
+            await client.fleet_summary()  # a read that failed is just a failure
+    posts = [r for r in raw.requests if r.method == "POST"]
+    assert len(posts) == QUICK_RETRY.attempts
+    assert {r.headers["idempotency-key"] for r in posts} == {intent.idempotency_key}

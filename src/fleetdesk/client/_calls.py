@@ -134,12 +134,12 @@ class Caller:
                         server_hint = _retry_after(response)
                     failures += 1
                     if not call.repeatable or failures >= self._retry.attempts:
-                        raise failure
+                        raise _settled(call, failure)
                     pause = self._retry.backoff(failures, self._rng)
                     if server_hint is not None:
                         pause = max(pause, server_hint)  # the server knows when it can answer; never sooner
                     if loop.time() + pause >= give_up_at:
-                        raise failure
+                        raise _settled(call, failure)
                     log.debug("try %d of %s failed, retrying in %.2f s: %s",
                               failures, call.label, pause, failure.message)
                     await asyncio.sleep(pause)
@@ -195,6 +195,13 @@ def _not_confirmed(call: Call[Any], why: str) -> NotConfirmed:
         if call.idempotency_key is not None else ""
     )
     return NotConfirmed(f"{call.label} not confirmed: {why}; check the audit log before retrying.{again}")
+
+
+def _settled(call: Call[Any], failure: FleetdeskError) -> FleetdeskError:
+    """The error to give up with: a change a gateway may have passed on (502, 504) is not confirmed."""
+    if call.changes_state and failure.status in (502, 504):
+        return _not_confirmed(call, f"a gateway answered HTTP {failure.status}")
+    return failure
 
 
 def _never_sent(error: httpx.TransportError) -> bool:
