@@ -63,26 +63,65 @@ def _model_loaded(app: FleetdeskApp) -> bool:
     return getattr(app.screen, "detail", None) is not None and getattr(app.screen, "series", None) is not None
 
 
-async def test_reopened_model_screen_shows_what_the_live_console_shows(server: EmbeddedServer, tmp_path: Path) -> None:
+async def _live_and_reopened(server: EmbeddedServer, json_file: Path, model_id: str) -> tuple[list[str], list[str]]:
+    """The model screen's text in the live console and in the console reopened on the snapshot."""
     from fleetdesk.console.screens.model import ModelScreen
 
-    snapshot = load_snapshot(await _exported(server, tmp_path)).snapshot
     live = FleetdeskApp(Backend(server.url, SecretStr(server.viewer_token)), ConsoleSettings(read_only=True))
     async with live.run_test(size=SIZE) as pilot:
         await _wait_for(pilot, lambda: getattr(live.screen, "_loaded", False), "the live fleet")
-        live.push_screen(ModelScreen(EXPERIMENT))
+        live.push_screen(ModelScreen(model_id))
         await _wait_for(pilot, lambda: _model_loaded(live), "the live model screen")
         live_lines = _screen_text(live)
-    frozen = SnapshotConsole(snapshot)
+    frozen = SnapshotConsole(load_snapshot(json_file).snapshot)
     async with frozen.run_test(size=SIZE) as pilot:
         await _wait_for(pilot, frozen.drawn, "the reopened model screen")
         frozen_lines = _screen_text(frozen)
-    banner = "snapshot by oncall at 2026-11-30 12:00:00 UTC (read-only)"
+    return live_lines, frozen_lines
+
+
+def _same_but_the_status_line(live_lines: list[str], frozen_lines: list[str], banner: str) -> None:
     [status] = [index for index, line in enumerate(frozen_lines) if banner in line]
     assert "live" in live_lines[status]
     assert [line for index, line in enumerate(frozen_lines) if index != status] == \
         [line for index, line in enumerate(live_lines) if index != status]
+
+
+async def test_reopened_model_screen_shows_what_the_live_console_shows(server: EmbeddedServer, tmp_path: Path) -> None:
+    live_lines, frozen_lines = await _live_and_reopened(server, await _exported(server, tmp_path), EXPERIMENT)
+    _same_but_the_status_line(live_lines, frozen_lines, "snapshot by oncall at 2026-11-30 12:00:00 UTC (read-only)")
     assert any("serving ig_feed_late-stage_mtml.v41 at 0% traffic" in line for line in frozen_lines)
+
+
+async def test_snapshot_of_a_live_drill_reopens_to_the_same_screen(server_factory, tmp_path: Path) -> None:
+    from fleetdesk.drills.replay import drill_fleet, plan_replay, write_fleet
+    from fleetdesk.drills.scenario import load_scenario
+
+    scenario, path = load_scenario("launch-ne-regression")
+    fleet = drill_fleet(scenario, str(path))
+    plan = plan_replay(scenario, fleet)
+    server = server_factory(str(write_fleet(fleet, tmp_path / "fleet.json")), now=scenario.start)
+    model_id = scenario.incidents[0].model_id
+    async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as admin:
+        # Replay the drill as `fleetdesk drill` does (clock, then buckets) until its incident opens.
+        for tick in plan.ticks:
+            await admin.set_clock(tick.end)
+            await admin.ingest(list(tick.buckets))
+            if (await admin.model(model_id)).open_incident_id is not None:
+                break
+        else:
+            raise AssertionError("the drill never paged")
+    async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as oncall:
+        await oncall.perform(ActionIntent.ack(model_id, reason="drill"))
+        await oncall.perform(ActionIntent.halt_launch(model_id, expected_serving_model_id=model_id,
+                                                      reason="NE regression in scale-up"))
+        await oncall.perform(ActionIntent.note(model_id, "next: watch NE for two buckets, then decide rollback"))
+        snapshot = await capture(oncall, server.url, model_id, windows=list(Window))
+    json_file = write_bundle(snapshot, Redactor([server.oncall_token]), tmp_path / "out").json
+    live_lines, frozen_lines = await _live_and_reopened(server, json_file, model_id)
+    when = snapshot.exported_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    _same_but_the_status_line(live_lines, frozen_lines, f"snapshot by oncall at {when} (read-only)")
+    assert any("halted" in line for line in frozen_lines)
 
 
 async def test_reopened_console_has_no_action_keys_and_every_screen_works(server: EmbeddedServer,
