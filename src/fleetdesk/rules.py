@@ -71,7 +71,6 @@ class RuleGroup(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    interval: str | None = None
     rules: list[Annotated[RecordingRule | AlertingRule, Field(union_mode="left_to_right")]]
 
 
