@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 import pytest
 
-from fleetdesk.client import ActionIntent, Forbidden, Unauthorized
+from fleetdesk.client import ActionIntent, FleetdeskError, Forbidden, Unauthorized
 from fleetdesk.server.auth import create_token, revoke_tokens
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.wire import AccessRole, ActionKind, IngestBucket
@@ -100,3 +101,21 @@ async def test_missing_invalid_revoked_and_expired_tokens_are_401(connect: Conne
     expired = create_token(server.backend.store, "old", AccessRole.ADMIN, [], expires_in=timedelta(seconds=-1))
     await assert_refused(connect, expired, "expired")
 
+
+
+async def test_the_token_never_reaches_logs_reprs_or_errors(connect: Connect, server: EmbeddedServer,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    secret = server.tokens["viewer"]
+    client = await connect("viewer")
+    await client.me()
+    failures: list[FleetdeskError] = []
+    for attempt in (client.perform(PREVIEWS[ActionKind.ROLLBACK]), client.model("no-such-model")):
+        try:
+            await attempt
+        except FleetdeskError as error:
+            failures.append(error)
+    assert len(failures) == 2
+    for text in [caplog.text, repr(client), *map(str, failures), *map(repr, failures)]:
+        assert secret not in text
+    assert "/v1/me" in caplog.text  # the exchanges were logged, just not the token

@@ -199,3 +199,11 @@ async def test_gateway_timeout_on_an_action_is_not_confirmed() -> None:
     posts = [r for r in raw.requests if r.method == "POST"]
     assert len(posts) == QUICK_RETRY.attempts
     assert {r.headers["idempotency-key"] for r in posts} == {intent.idempotency_key}
+
+
+def test_server_address_must_be_http_without_credentials() -> None:
+    with pytest.raises(ValueError, match="credentials") as caught:
+        FleetdeskClient(f"http://admin:{SECRET}@127.0.0.1:1", TOKEN)
+    assert SECRET not in str(caught.value)
+    with pytest.raises(ValueError, match="http://HOST:PORT"):
+        FleetdeskClient("127.0.0.1:8787", TOKEN)

@@ -88,6 +88,12 @@ class FleetdeskClient:
     ) -> None:
         if token is not None and not isinstance(token, SecretStr):
             raise TypeError("token must be a pydantic SecretStr (use load_token)")
+        url = httpx.URL(base_url)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError("the server address must look like http://HOST:PORT or https://HOST")
+        if url.userinfo:
+            # A secret in the URL would show up in reprs and messages; tokens go in their own place.
+            raise ValueError("the server address must not contain credentials; use a token (load_token)")
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
         self.retry = retry
