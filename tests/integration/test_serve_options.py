@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fleetdesk.cli import main
 from fleetdesk.server.integrations.alertmanager import ALERT_NAME
 
 from .processes import Daemon, free_port, prometheus, wait_until
@@ -86,11 +87,32 @@ def test_serve_reads_prometheus_and_pages_alertmanager(
     assert token not in log.read_text(), "the token must never reach the server's output"
 
 
-def test_serve_refuses_prometheus_source_without_url(tmp_path: Path) -> None:
-    result = subprocess.run(
-        fleetdesk("serve", "--fleet", "small", "--db", str(tmp_path / "x.sqlite"), "--port", "0",
-                  "--metrics-source", "prometheus"),
-        capture_output=True, text=True, timeout=60,
-    )
-    assert result.returncode == 2
-    assert "--metrics-source prometheus needs --prometheus-url URL" in result.stderr
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--metrics-source", "prometheus"], "--metrics-source prometheus needs --prometheus-url URL"),
+        (["--prometheus-url", "http://127.0.0.1:9090"], "--prometheus-url is only used with --metrics-source"),
+        (["--alertmanager-url", "http://a:9093", "--webhook-url", "http://b/hook"], "choose one paging target"),
+        (["--webhook-url", "http://127.0.0.1:9/hook"], "--webhook-url needs a signing secret"),
+    ],
+)
+def test_serve_refuses_options_that_do_not_fit_before_touching_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], options: list[str],
+    message: str,
+) -> None:
+    monkeypatch.delenv("FLEETDESK_WEBHOOK_SECRET", raising=False)
+    db = tmp_path / "never.sqlite"
+    assert main(["serve", "--fleet", "small", "--db", str(db), "--port", "0", *options]) == 2
+    assert message in capsys.readouterr().err
+    assert not db.exists()
+
+
+def test_a_webhook_secret_file_others_can_read_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret-value")
+    secret.chmod(0o644)
+    assert main(["serve", "--db", str(tmp_path / "x.sqlite"), "--port", "0", "--webhook-url",
+                 "http://127.0.0.1:9/hook", "--webhook-secret-file", str(secret)]) == 2
+    output = capsys.readouterr()
+    assert "readable by others: chmod 600" in output.err
+    assert "s3cret-value" not in output.err + output.out

@@ -54,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetdesk serve: refusing --demo on {args.host}: tokenless access is for loopback only",
               file=sys.stderr)
         return 2
+    from fleetdesk.server.integrations.options import IntegrationError, check, configure
+
+    try:
+        check(args)
+    except IntegrationError as error:
+        print(f"fleetdesk serve: {error}", file=sys.stderr)
+        return 2
     db_path = Path(args.db) if args.db else locations.data_dir() / "fleetdesk.sqlite"
     db_path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -67,8 +74,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"fleetdesk serve: {error}", file=sys.stderr)
         return 2
     url = url_of(sock)
-    from fleetdesk.server.integrations.options import IntegrationError, configure
-
     try:
         integrations = configure(backend, args, url)
     except IntegrationError as error:

@@ -1,8 +1,9 @@
 """`fleetdesk serve` options for the integrations, and plugging them into an opened backend.
 
-The serve command calls ``add_arguments(parser)`` when it builds its parser and
-``configure(backend, args)`` once the backend is open; it closes what
-``configure`` returns when it stops. Secrets (the webhook signing key) come
+The serve command calls ``add_arguments(parser)`` when it builds its parser,
+``check(args)`` before it opens anything, and ``configure(backend, args,
+url)`` once the backend is open; it closes what ``configure`` returns when it
+stops. Secrets (the webhook signing key) come
 from a file or the environment, never from the command line.
 """
 
@@ -63,14 +64,23 @@ class Integrations:
             close()
 
 
-def configure(backend: Backend, args: argparse.Namespace, server_url: str) -> Integrations:
-    """Plug the chosen metrics source and paging target into ``backend`` (served at ``server_url``)."""
-    done = Integrations()
+def check(args: argparse.Namespace) -> None:
+    """Refuse options that do not fit together, before anything is opened or seeded."""
     if args.alertmanager_url and args.webhook_url:
         raise IntegrationError("choose one paging target: --alertmanager-url or --webhook-url")
+    if args.metrics_source == "prometheus" and not args.prometheus_url:
+        raise IntegrationError("--metrics-source prometheus needs --prometheus-url URL")
+    if args.metrics_source != "prometheus" and args.prometheus_url:
+        raise IntegrationError("--prometheus-url is only used with --metrics-source prometheus")
+    if args.webhook_url:
+        _webhook_secret(args.webhook_secret_file)
+
+
+def configure(backend: Backend, args: argparse.Namespace, server_url: str) -> Integrations:
+    """Plug the chosen metrics source and paging target into ``backend`` (served at ``server_url``)."""
+    check(args)
+    done = Integrations()
     if args.metrics_source == "prometheus":
-        if not args.prometheus_url:
-            raise IntegrationError("--metrics-source prometheus needs --prometheus-url URL")
         from fleetdesk.server.integrations.prometheus_api import PrometheusTimeouts
         from fleetdesk.server.integrations.prometheus_source import PrometheusMetricsSource
 
@@ -81,8 +91,6 @@ def configure(backend: Backend, args: argparse.Namespace, server_url: str) -> In
         )
         backend.metrics = done.metrics
         done.closers.append(done.metrics.close)
-    elif args.prometheus_url:
-        raise IntegrationError("--prometheus-url is only used with --metrics-source prometheus")
     if args.alertmanager_url:
         from fleetdesk.server.integrations.alertmanager import AlertmanagerTarget
 
@@ -106,6 +114,8 @@ def attach_paging(backend: Backend, target: OutboundPagingTarget) -> None:
 def _webhook_secret(path: Path | None) -> bytes:
     if path is not None:
         try:
+            if path.stat().st_mode & 0o077:
+                raise IntegrationError(f"the webhook secret file {path} is readable by others: chmod 600 it")
             secret = path.read_bytes().strip()
         except OSError as error:
             raise IntegrationError(f"cannot read the webhook secret file {path}: {error.strerror}") from None
