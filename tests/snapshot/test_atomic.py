@@ -83,7 +83,7 @@ def test_writer_killed_while_exporting_in_a_loop_never_leaves_a_partial_bundle(t
         import factory
         from fleetdesk.snapshot.export import write_bundle
         from fleetdesk.snapshot.redact import Redactor
-        big = factory.snapshot(audit_records=2000)
+        big = factory.snapshot(audit_records=1000)
         for round in range(1000):
             write_bundle(big, Redactor(["tok-abcdefgh"]), Path({str(tmp_path)!r}), name="handoff")
             print("WROTE", round, flush=True)
@@ -99,7 +99,7 @@ def test_writer_killed_while_exporting_in_a_loop_never_leaves_a_partial_bundle(t
     finally:
         process.kill()
     reopened = load_snapshot(tmp_path / "handoff.json").snapshot
-    assert len(reopened.audit) in (2, 2000)
+    assert len(reopened.audit) in (2, 1000)
     assert (tmp_path / "handoff.md").read_text().endswith("Reopen it read-only with `fleetdesk open handoff.json`.\n")
 
 

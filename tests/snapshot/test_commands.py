@@ -64,23 +64,25 @@ def test_export_token_file_must_be_private(tmp_path: Path) -> None:
     assert "fdk_not-a-real-token" not in done.stderr + done.stdout and not (tmp_path / "out").exists()
 
 
-def test_snapshot_written_to_a_full_disk_keeps_the_last_one(tmp_path: Path) -> None:
-    """The command-level view of a full disk: the exporter's error is one line and the old bundle survives."""
+def test_export_to_a_full_disk_fails_in_one_line_and_keeps_the_last_bundle(server, tmp_path: Path) -> None:
     mount = tmp_path / "small"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(mount)]).returncode != 0:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)]).returncode != 0:
         pytest.skip("cannot mount a small tmpfs here")
     try:
-        old = write_bundle(factory.snapshot(), Redactor(), mount, name="handoff")
-        before = old.json.read_bytes()
-        script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import factory\n"
-                  "from pathlib import Path\nfrom fleetdesk.snapshot.export import write_bundle\n"
-                  "from fleetdesk.snapshot.redact import Redactor\n"
-                  f"write_bundle(factory.snapshot(audit_records=3000), Redactor(), Path({str(mount)!r}), name='handoff')")
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-        assert done.returncode != 0 and "the disk is full" in done.stderr
-        assert old.json.read_bytes() == before and load_snapshot(old.json).snapshot == factory.snapshot()
-        assert sorted(path.name for path in mount.iterdir()) == ["handoff.json", "handoff.md"]
+        args = ("snapshot", "export", "--server", server.url, "--model", "fb_feed_late-stage_dhen.v52",
+                "--out", str(mount))
+        env = {"FLEETDESK_TOKEN": server.viewer_token, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+        assert _fleetdesk(*args, env=env).returncode == 0
+        first = {path: path.read_bytes() for path in mount.iterdir()}
+        free = os.statvfs(mount).f_bavail * os.statvfs(mount).f_frsize
+        (mount / "filler").write_bytes(b"\0" * (free - 16 * 1024))  # leave 16 KiB: less than a bundle
+        done = _fleetdesk(*args, env=env)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.startswith("fleetdesk snapshot: cannot write ") and "the disk is full" in done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        (mount / "filler").unlink()
+        assert {path: path.read_bytes() for path in mount.iterdir()} == first
     finally:
         subprocess.run(["umount", str(mount)], check=True)
 
