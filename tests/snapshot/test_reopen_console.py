@@ -15,6 +15,7 @@ from fleetdesk.client import ActionIntent, FleetdeskClient
 from fleetdesk.console.app import Backend, FleetdeskApp
 from fleetdesk.console.config import ConsoleSettings
 from fleetdesk.server.embedded import EmbeddedServer
+from fleetdesk.snapshot.bundle import Screen
 from fleetdesk.snapshot.console import SnapshotConsole
 from fleetdesk.snapshot.export import capture, write_bundle
 from fleetdesk.snapshot.redact import Redactor
@@ -161,3 +162,36 @@ def test_reopened_screen_snapshot(server: EmbeddedServer, tmp_path: Path, snap_c
         await _wait_for(pilot, app.drawn, "the reopened model screen")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=drawn)
+
+
+HOSTILE = "[bold red]pwned[/] \x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07 \u202eevil\u202c done"
+
+
+async def test_hostile_snapshot_text_shows_literally_on_the_incident_screen() -> None:
+    """A snapshot is a file from someone else: its text must not drive the terminal or be read as markup."""
+    import factory
+
+    from fleetdesk.console.screens.incident import IncidentScreen
+    from fleetdesk.snapshot.bundle import View
+
+    snapshot = factory.snapshot(note=HOSTILE).model_copy(update={"view": View(screen=Screen.INCIDENT)})
+    app = SnapshotConsole(snapshot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _wait_for(pilot, lambda: isinstance(app.screen, IncidentScreen), "the incident screen")
+        await _wait_for(pilot, lambda: "pwned" in "".join(_screen_text(app)), "the hostile note")
+        text = "".join(_screen_text(app))
+        assert "[bold red]pwned[/]" in text and "\\x1b[2J" in text and "\\u202eevil" in text
+        assert "\x1b" not in text and "\u202e" not in text
+
+
+def test_reopened_incident_screen_snapshot_80x24(snap_compare) -> None:
+    import factory
+
+    from fleetdesk.snapshot.bundle import View
+
+    app = SnapshotConsole(factory.snapshot(note=HOSTILE).model_copy(update={"view": View(screen=Screen.INCIDENT)}))
+
+    async def drawn(pilot: Pilot) -> None:
+        await _wait_for(pilot, lambda: "pwned" in "".join(_screen_text(app)), "the incident notes")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=drawn)
