@@ -127,6 +127,7 @@ async def test_snapshot_of_a_live_drill_reopens_to_the_same_screen(server_factor
 
 async def test_reopened_console_has_no_action_keys_and_every_screen_works(server: EmbeddedServer,
                                                                          tmp_path: Path) -> None:
+    from fleetdesk.console.screens.audit import AuditScreen
     from fleetdesk.console.screens.fleet import FleetScreen
     from fleetdesk.console.screens.incident import IncidentScreen
 
@@ -145,6 +146,10 @@ async def test_reopened_console_has_no_action_keys_and_every_screen_works(server
         await _wait_for(pilot, lambda: any("next: escalate upstream if NE stays high" in line
                                            for line in _screen_text(app)), "the incident notes")
         assert any("snapshot by oncall" in line for line in _screen_text(app))
+        await pilot.press("escape", "l")
+        await _wait_for(pilot, lambda: isinstance(app.screen, AuditScreen), "the audit screen")
+        await _wait_for(pilot, lambda: "NE regression since the x1 launch" in "".join(_screen_text(app)),
+                        "the rollback in the audit log")
         await pilot.press("escape", "escape")
         await _wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet screen")
         text = "\n".join(_screen_text(app))
