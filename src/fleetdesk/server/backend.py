@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +36,8 @@ class Backend:
     closing: threading.Event = field(default_factory=threading.Event)
     _refreshed_slot: int = -1
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
+    _touched: set[str] = field(default_factory=set)
+    _touched_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def open(cls, db_path: Path | str, fleet: str | None, clock: Clock, *, demo: bool = False,
@@ -72,10 +74,23 @@ class Backend:
             slot = slo_board.slot_index(now, self.config)
             if slot == self._refreshed_slot and not force:
                 return False
+            # The scan (seconds on a big fleet) runs on a read snapshot so actions are not
+            # held up; models a concurrent ingest touched keep the newer state it stored.
+            with self._touched_lock:
+                self._touched.clear()
+            with self.store.read() as conn:
+                assessments = slo_board.assess(conn, self.config, self.model_keys, now)
             with self.write() as conn:
-                slo_board.refresh(conn, self.config, self.registry, self.model_keys, now)
+                with self._touched_lock:
+                    fresh = [a for a in assessments if a.model_id not in self._touched]
+                slo_board.apply(conn, self.registry, fresh, now)
             self._refreshed_slot = slot
             return True
+
+    def touched(self, model_ids: Iterable[str]) -> None:
+        """Note models whose derived state an ingest just stored (call inside its write transaction)."""
+        with self._touched_lock:
+            self._touched.update(model_ids)
 
     def mark_refreshed(self, now: datetime) -> None:
         """Record that derived state was recomputed at ``now`` by someone else (the clock route)."""

@@ -102,6 +102,7 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         if health == UNSTABLE:
             unstable.append(model_id)
     slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now, newest.keys())
+    backend.touched(newest.keys())
     marks = ",".join("?" * len(unstable))
     incident_ids = sorted({row[0] for row in conn.execute(
         f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL", unstable)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import datetime
 
 from fleetdesk.domain.registry import Registry
@@ -40,9 +41,28 @@ def attention_for(health: Health, alert_severities: Collection[Severity]) -> Att
     return Attention.OK
 
 
+@dataclass(frozen=True)
+class Assessment:
+    """One model's derived state at some moment, ready to store."""
+
+    model_id: str
+    health: Health
+    attention: Attention
+    alerts: list[str]
+    budget_remaining: float | None
+    max_burn_rate: float | None
+    slo_json: str
+
+
 def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, keys_by_id: dict[str, int],
             now: datetime, model_ids: Collection[str] | None = None) -> int:
-    """Recompute derived state at ``now`` (inside a write transaction); returns how many models changed."""
+    """Recompute and store derived state at ``now`` (inside a write transaction); returns models changed."""
+    return apply(conn, registry, assess(conn, config, keys_by_id, now, model_ids), now)
+
+
+def assess(conn: sqlite3.Connection, config: FleetConfig, keys_by_id: dict[str, int], now: datetime,
+           model_ids: Collection[str] | None = None) -> list[Assessment]:
+    """Derived state of the given models (all when None) at ``now``; reads only."""
     policy = config.slo
     step = config.bucket_seconds
     now_s = epoch(now)
@@ -60,7 +80,7 @@ def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, k
     if model_ids is not None:
         keys = sorted({key for key in (keys_by_id.get(m) for m in model_ids) if key is not None})
         if not keys:
-            return 0
+            return []
         where += f" AND model_key IN ({','.join('?' * len(keys))})"
         params.extend(keys)
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
@@ -77,14 +97,8 @@ def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, k
     last_class, prev_class = thresholds.index(last_slot - 1), thresholds.index(last_slot - step - 1)
     empty = [[0, 0, 0] for _ in range(classes)]
 
-    scope = model_ids if model_ids is not None else registry.models.keys()
-    previous = {row["id"]: row for row in conn.execute(
-        "SELECT id, health, attention, alerts, open_incident_id FROM models"
-        + ("" if model_ids is None else f" WHERE id IN ({','.join('?' * len(set(scope)))})"),
-        () if model_ids is None else sorted(set(scope)))}
-
-    updates = []
-    transitions: list[tuple[str, Health, Attention, list[str], float | None, sqlite3.Row]] = []
+    scope = model_ids if model_ids is not None else keys_by_id.keys()
+    assessments = []
     for model_id in scope:
         per_class = scanned.get(model_id, empty)
         cumulative = []
@@ -101,27 +115,48 @@ def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, k
         if latest is None:
             latest = next((code for code, n in enumerate(per_class[prev_class]) if n), None)
         health = Health.NO_DATA if latest is None else HEALTH_BY_CODE[latest]
-        alert_names = [alert.rule for alert in status.alerts]
-        attention = attention_for(health, {alert.severity for alert in status.alerts})
         long_rates = [rates[rule.long_window] for rule in policy.rules if rates[rule.long_window] is not None]
-        max_burn = max(long_rates) if long_rates else None
-        updates.append((health.value, attention.value, attention.rank, status.budget_remaining, max_burn,
-                        dumps(alert_names), status.model_dump_json(), model_id))
-        before = previous[model_id]
+        assessments.append(Assessment(
+            model_id=model_id, health=health,
+            attention=attention_for(health, {alert.severity for alert in status.alerts}),
+            alerts=[alert.rule for alert in status.alerts], budget_remaining=status.budget_remaining,
+            max_burn_rate=max(long_rates) if long_rates else None, slo_json=status.model_dump_json(),
+        ))
+    return assessments
+
+
+def apply(conn: sqlite3.Connection, registry: Registry, assessments: list[Assessment], now: datetime) -> int:
+    """Store assessments (write transaction); transitions emit events and open, join or resolve incidents."""
+    if not assessments:
+        return 0
+    previous: dict[str, sqlite3.Row] = {}
+    ids = [a.model_id for a in assessments]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        previous.update((row["id"], row) for row in conn.execute(
+            f"SELECT id, health, attention, alerts FROM models WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    updates = []
+    transitions: list[tuple[Assessment, sqlite3.Row]] = []
+    for item in assessments:
+        updates.append((item.health.value, item.attention.value, item.attention.rank, item.budget_remaining,
+                        item.max_burn_rate, dumps(item.alerts), item.slo_json, item.model_id))
+        before = previous[item.model_id]
         if (before["health"], before["attention"], json.loads(before["alerts"])) != (
-            health.value, attention.value, alert_names
+            item.health.value, item.attention.value, item.alerts
         ):
-            transitions.append((model_id, health, attention, alert_names, status.budget_remaining, before))
+            transitions.append((item, before))
     conn.executemany(
         "UPDATE models SET health = ?, attention = ?, attention_rank = ?, budget_remaining = ?, max_burn_rate = ?,"
         " alerts = ?, slo = ? WHERE id = ?",
         updates,
     )
     # Upstream models first, so their incidents exist when downstream models join.
-    transitions.sort(key=lambda item: (len(registry.upstream_chain(item[0])), item[0]))
-    for model_id, health, attention, alert_names, budget, before in transitions:
+    transitions.sort(key=lambda pair: (len(registry.upstream_chain(pair[0].model_id)), pair[0].model_id))
+    for item, before in transitions:
+        model_id, health, attention, alert_names = item.model_id, item.health, item.attention, item.alerts
         append_event(conn, EventType.SLO_CHANGED, now, model_id, SloChangedData(
-            model_id=model_id, health=health, attention=attention, budget_remaining=budget, alerts=alert_names))
+            model_id=model_id, health=health, attention=attention, budget_remaining=item.budget_remaining,
+            alerts=alert_names))
         was = Attention(before["attention"])
         if attention is Attention.PAGE and was is not Attention.PAGE:
             incidents.open_or_join(conn, registry, model_id, Severity.PAGE,

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
+
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server import incidents
@@ -34,6 +35,7 @@ log = logging.getLogger("fleetdesk.server.integrations")
 def public_url(url: str) -> str:
     """The URL without credentials or query (which may carry secrets), for messages and logs."""
     return str(httpx.URL(url).copy_with(query=None, userinfo=b""))
+
 
 PAGE, RESOLVE = "page", "resolve"
 
