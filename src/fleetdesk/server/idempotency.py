@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from fleetdesk.wire import IDEMPOTENCY_HEADER, ProblemType
 _KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 AfterCommit = Callable[[], None]
-Work = Callable[[Any], tuple[int, str, AfterCommit | None]]
+Work = Callable[[sqlite3.Connection], tuple[int, str, AfterCommit | None]]
 
 
 @dataclass(frozen=True)

@@ -167,13 +167,13 @@ def resolve_if_clear(conn: sqlite3.Connection, incident_id: int, at: datetime) -
     conn.execute("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE id = ?", (iso(at), incident_id))
     conn.execute(f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
                  (*members, incident_id))
-    entry = add_entry(conn, incident_id, at, "resolved", row_model(conn, incident_id), None,
+    entry = add_entry(conn, incident_id, at, "resolved", _opened_on(conn, incident_id), None,
                       "every model in the incident is stable again (or has no data) and no alert fires")
     announce(conn, incident_id, entry, at)
     return True
 
 
-def row_model(conn: sqlite3.Connection, incident_id: int) -> str:
+def _opened_on(conn: sqlite3.Connection, incident_id: int) -> str:
     return conn.execute("SELECT model_id FROM incidents WHERE id = ?", (incident_id,)).fetchone()["model_id"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Annotated
 
 from fastapi import APIRouter, Header
@@ -9,7 +10,7 @@ from fastapi.responses import Response
 
 from fleetdesk.server import actions
 from fleetdesk.server.deps import BackendDep, PrincipalDep
-from fleetdesk.server.idempotency import request_hash, require_key, run_once
+from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.problems import ProblemDetails
 from fleetdesk.server.views import model_or_404
 from fleetdesk.wire import API_PREFIX, IDEMPOTENCY_HEADER, REPLAYED_HEADER, ActionKind, ActionRequest, ActionResult
@@ -39,12 +40,17 @@ def act(
     key = require_key(idempotency_key)
     fingerprint = request_hash("POST", f"/v1/models/{model_id}/actions/{kind.value}", body.model_dump(mode="json"))
 
-    def work(conn: object) -> tuple[int, str, object]:
-        plan = actions.plan_action(conn, backend, model, kind, body, principal)  # type: ignore[arg-type]
-        result = actions.apply(conn, backend, plan, body, principal, key, backend.clock.now())  # type: ignore[arg-type]
-        deliver = (lambda: actions.deliver_pages(backend, result)) if result.pages else None
+    def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
+        plan = actions.plan_action(conn, backend, model, kind, body, principal)
+        result = actions.apply(conn, backend, plan, body, principal, key, backend.clock.now())
+        if not result.pages:
+            return 200, result.model_dump_json(), None
+
+        def deliver() -> None:
+            actions.deliver_pages(backend, result)
+
         return 200, result.model_dump_json(), deliver
 
-    outcome = run_once(backend, principal.user, key, fingerprint, work)  # type: ignore[arg-type]
+    outcome = run_once(backend, principal.user, key, fingerprint, work)
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
     return Response(outcome.body, status_code=outcome.status, media_type="application/json", headers=headers)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Annotated
 
 from fastapi import APIRouter, Header
 from fastapi.responses import Response
 
 from fleetdesk.server.deps import BackendDep, PrincipalDep
-from fleetdesk.server.idempotency import request_hash, require_key, run_once
+from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.ingest import ingest
 from fleetdesk.wire import API_PREFIX, IDEMPOTENCY_HEADER, REPLAYED_HEADER, IngestRequest, IngestResult, ProblemDetails
 
@@ -28,10 +29,10 @@ def ingest_buckets(
     key = require_key(idempotency_key)
     fingerprint = request_hash("POST", "/v1/metrics", body.model_dump(mode="json"))
 
-    def work(conn: object) -> tuple[int, str, None]:
-        result = ingest(conn, backend, body, backend.clock.now())  # type: ignore[arg-type]
+    def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
+        result = ingest(conn, backend, body, backend.clock.now())
         return 200, result.model_dump_json(), None
 
-    outcome = run_once(backend, principal.user, key, fingerprint, work)  # type: ignore[arg-type]
+    outcome = run_once(backend, principal.user, key, fingerprint, work)
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
     return Response(outcome.body, status_code=outcome.status, media_type="application/json", headers=headers)

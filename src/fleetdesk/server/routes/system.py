@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
@@ -12,7 +13,7 @@ from fleetdesk.server import prom, slo_board
 from fleetdesk.server.clock import ClockError
 from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.events import append_event
-from fleetdesk.server.idempotency import request_hash, require_key, run_once
+from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.problems import Problem
 from fleetdesk.wire import (
     API_PREFIX,
@@ -60,17 +61,17 @@ def set_clock(
         raise Problem(409, ProblemType.CLOCK, "the server runs on the real clock; start it with --now to control time")
     fingerprint = request_hash("PUT", "/v1/clock", body.model_dump(mode="json"))
 
-    def work(conn: object) -> tuple[int, str, None]:
+    def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
         try:
             now = backend.clock.set(body.now)
         except ClockError as error:
             raise Problem(409, ProblemType.CLOCK, str(error)) from None
-        slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now)  # type: ignore[arg-type]
-        append_event(conn, EventType.CLOCK, now, None, ClockEventData(now=now))  # type: ignore[arg-type]
+        slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now)
+        append_event(conn, EventType.CLOCK, now, None, ClockEventData(now=now))
         backend.mark_refreshed(now)
         return 200, info(backend).model_dump_json(), None
 
-    outcome = run_once(backend, principal.user, key, fingerprint, work)  # type: ignore[arg-type]
+    outcome = run_once(backend, principal.user, key, fingerprint, work)
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
     return Response(outcome.body, status_code=outcome.status, media_type="application/json", headers=headers)
 
