@@ -161,7 +161,9 @@ def write_bundle(snapshot: Snapshot, redactor: Redactor, out_dir: Path | None = 
     if bundle.svg is not None and sealed.screen_svg is not None:
         contents[bundle.svg] = sealed.screen_svg.encode()
     contents[bundle.markdown] = markdown.render(sealed, files=bundle.json.name).encode()
-    contents[bundle.json] = sealed.model_dump_json(indent=1).encode() + b"\n"
+    # ASCII JSON (DEL escaped too): `cat`-ing the file cannot send C1 controls, bidi overrides or DEL to a terminal.
+    text = sealed.model_dump_json(indent=1, ensure_ascii=True).replace("\x7f", "\\u007f")
+    contents[bundle.json] = text.encode() + b"\n"
     for path, data in contents.items():
         if redactor.leaks(data):
             # Unreachable by construction; the last line of defence if a new field slips past seal().
