@@ -43,10 +43,23 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+class _Server(uvicorn.Server):
+    """uvicorn that ends open event streams as soon as it is asked to stop (Ctrl-C, SIGTERM)."""
+
+    def __init__(self, config: uvicorn.Config, backend: Backend) -> None:
+        super().__init__(config)
+        self.backend = backend
+
+    def handle_exit(self, sig: int, frame: object) -> None:
+        self.backend.begin_shutdown()
+        super().handle_exit(sig, frame)  # type: ignore[arg-type]
+
+
 def make_server(backend: Backend, log_level: str = "warning") -> uvicorn.Server:
+    # access_log off: request lines are noise here, and query strings must never reach logs.
     config = uvicorn.Config(create_app(backend), log_level=log_level, lifespan="on", access_log=False,
                             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
-    return uvicorn.Server(config)
+    return _Server(config, backend)
 
 
 class BackgroundServer:
