@@ -31,7 +31,7 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str, dea
     give_up = time.monotonic() + deadline
     while not condition():
         if time.monotonic() > give_up:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}; screen now:\n{screen_text(pilot.app)}")
         await pilot.pause(0.02)
     await pilot.pause()
 

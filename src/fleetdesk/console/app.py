@@ -54,6 +54,8 @@ class FleetdeskApp(App[None]):
         self.backend = backend
         self.glyphs: Glyphs = ASCII if self.settings.ascii else UNICODE
         self.link = Link(stale_after=self.settings.stale_after_seconds)
+        self._link_words: tuple[str, bool] | None = None
+        self._link_connected = True
         self.client = FleetdeskClient(backend.url, backend.token, timeouts=backend.timeouts)
         self.me: WhoAmI | None = None
         self.info: ServerInfo | None = None
@@ -105,32 +107,36 @@ class FleetdeskApp(App[None]):
         async for update in self.client.events():
             if isinstance(update, ConnectionUpdate):
                 self.link.feed_changed(update)
-                self.broadcast(LinkChanged())
+                self.link_changed()
             else:
                 self.post_message(LiveEvent(update))
 
     def on_live_event(self, message: LiveEvent) -> None:
-        self.link.data_arrived()
         for screen in self.screen_stack:
             screen.post_message(LiveEvent(message.update))
-        self.broadcast(LinkChanged())
+        self.data_arrived()
 
-    def broadcast(self, message: LinkChanged) -> None:
-        """Tell every screen the link changed; bindings enable or disable with it."""
-        for screen in self.screen_stack:
-            screen.post_message(LinkChanged())
-            screen.refresh_bindings()
+    def link_changed(self) -> None:
+        """Tell the screens when the link's words change; re-check keys only when connectivity flips."""
+        words = self.link.describe()
+        if words != self._link_words:
+            self._link_words = words
+            for screen in self.screen_stack:
+                screen.post_message(LinkChanged())
+        if self.link.connected != self._link_connected:
+            self._link_connected = self.link.connected
+            if self.link.connected:
+                self.notify("reconnected", markup=False)
+            for screen in self.screen_stack:
+                screen.refresh_bindings()  # actions wait for the server
 
     def data_arrived(self) -> None:
-        was = self.link.connected
         self.link.data_arrived()
-        if not was:
-            self.notify("reconnected", markup=False)
-        self.broadcast(LinkChanged())
+        self.link_changed()
 
     def read_failed(self) -> None:
         self.link.read_failed()
-        self.broadcast(LinkChanged())
+        self.link_changed()
 
     # --- failures -------------------------------------------------------------
 

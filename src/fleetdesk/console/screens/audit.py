@@ -6,9 +6,9 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import PageRequest
 from fleetdesk.console.messages import AuditLoaded, LinkChanged, LiveEvent
 from fleetdesk.console.outcomes import live_state_words
@@ -25,7 +25,7 @@ def change_words(record: AuditRecord) -> str:
     return f"{live_state_words(record.before)} -> {live_state_words(record.after)}"
 
 
-class AuditScreen(Screen):
+class AuditScreen(ConsoleScreen):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
         Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the audit log again."),

@@ -6,9 +6,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
+from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
 from fleetdesk.console.messages import FleetLoaded, LinkChanged, LiveEvent
@@ -27,7 +28,7 @@ from fleetdesk.wire import (
 PAGE_SIZE = 500
 
 
-class FleetScreen(Screen):
+class FleetScreen(ConsoleScreen):
     """All models; Enter opens one."""
 
     AUTO_FOCUS = "FleetTable"
@@ -63,7 +64,7 @@ class FleetScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#filter-bar").display = False
         self.query_one(FleetTable).focus()
-        self.query_one(FleetTable).loading = True
+        self.query_one(StatusLine).say("loading the fleet…")
         self.poll_fleet()
 
     # --- data -----------------------------------------------------------------
@@ -95,8 +96,9 @@ class FleetScreen(Screen):
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
         table = self.query_one(FleetTable)
-        table.loading = False
         table.set_models(message.models)
+        if not self._loaded:
+            self.query_one(StatusLine).say("")
         self._loaded = True
         self.app.data_arrived()  # type: ignore[attr-defined]
         self._show_counts()

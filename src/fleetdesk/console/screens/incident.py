@@ -7,9 +7,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.console.messages import IncidentLoaded, LinkChanged, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.timeline import timeline_text
@@ -17,7 +17,7 @@ from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import IncidentEventData
 
 
-class IncidentScreen(Screen):
+class IncidentScreen(ConsoleScreen):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
         Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the incident again."),

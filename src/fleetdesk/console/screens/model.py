@@ -8,10 +8,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker
 
+from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import ActionIntent, FleetdeskError, NotConfirmed, StaleState
 from fleetdesk.console.messages import ActionDone, LinkChanged, LiveEvent, ModelLoaded, PreviewReady, SeriesLoaded
 from fleetdesk.console.outcomes import explain, result_words
@@ -24,6 +24,7 @@ from fleetdesk.console.widgets.model.timeline import IncidentTimeline
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import (
     ActionEventData,
+    ActionResult,
     ActionKind,
     BucketClosedData,
     EscalationTarget,
@@ -54,7 +55,7 @@ WINDOWS = list(Window)
 PREVIEW_REASON = "preview"
 
 
-class ModelScreen(Screen):
+class ModelScreen(ConsoleScreen):
     """A model's page; Esc goes back to the fleet."""
 
     BINDINGS = [
@@ -89,6 +90,8 @@ class ModelScreen(Screen):
         self.in_flight: dict[ActionKind, ActionIntent] = {}
         self.unconfirmed: dict[ActionKind, ActionIntent] = {}
         """Intents whose outcome is unknown (timeout): a retry sends the same one, same key."""
+        self.previews: dict[ActionKind, ActionResult] = {}
+        """The last dry run shown per action (shown again when retrying an unconfirmed one)."""
 
     def compose(self) -> ComposeResult:
         glyphs = self.app.glyphs  # type: ignore[attr-defined]
@@ -106,7 +109,7 @@ class ModelScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#model-body").loading = True
+        self.query_one(ModelContext).update("loading…")
         self.load()
 
     # --- data -----------------------------------------------------------------
@@ -132,7 +135,6 @@ class ModelScreen(Screen):
         self.post_message(SeriesLoaded(series))
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
-        self.query_one("#model-body").loading = False
         self.detail, self.lineage, self.incident = message.detail, message.lineage, message.incident
         self.app.data_arrived()  # type: ignore[attr-defined]
         self._show()
@@ -246,6 +248,8 @@ class ModelScreen(Screen):
             return "disconnected: actions wait for the server"
         if detail is None:
             return "still loading"
+        if kind in self.unconfirmed:
+            return None  # retrying an unconfirmed action is always safe: the server replays its outcome
         model, live = detail.model, detail.live
         if kind is ActionKind.ROLLBACK:
             if not model.baseline_model_id:
@@ -317,8 +321,14 @@ class ModelScreen(Screen):
         return ActionIntent.note(self.model_id, text or reason)
 
     def _begin(self, kind: ActionKind) -> None:
-        """Fetch the dry run (or reuse the unconfirmed intent), then ask."""
-        intent = self.unconfirmed.get(kind) or self._intent(kind, PREVIEW_REASON, PREVIEW_REASON)
+        """Fetch the dry run, then ask; a retry of an unconfirmed action shows its first preview again."""
+        retry = self.unconfirmed.get(kind)
+        if retry is not None:
+            # A new dry run would judge the world after the first try may have run; the retry replays that try.
+            self._set_in_flight(kind, retry, f"{kind}: retry with the same key, waiting for your confirmation")
+            self.post_message(PreviewReady(retry, self.previews[kind]))
+            return
+        intent = self._intent(kind, PREVIEW_REASON, PREVIEW_REASON)
         self._set_in_flight(kind, intent, f"{kind}: asking the server for a dry run…")
         self.preview(intent)
 
@@ -335,6 +345,7 @@ class ModelScreen(Screen):
         intent = message.intent
         assert self.detail is not None
         retry = intent if self.unconfirmed.get(intent.kind) is intent else None
+        self.previews[intent.kind] = message.preview
         self.query_one(StatusLine).say(f"{intent.kind}: waiting for your confirmation")
 
         def decided(answer: Confirmed | None) -> None:

@@ -1,0 +1,213 @@
+"""Playbook actions from the model view, through their confirmation, against the real server."""
+
+from __future__ import annotations
+
+import pytest
+from console_helpers import TIER0_BASELINE, TIER1_EXPERIMENT, TIER2_EXPERIMENT, make_app, screen_text, wait_for
+from network import HoldingProxy
+from pydantic import SecretStr
+from textual.widgets import Button, Input
+
+from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest, RetryPolicy
+from fleetdesk.console.app import Backend, FleetdeskApp
+from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.console.screens.audit import AuditScreen
+from fleetdesk.console.screens.confirm import ConfirmAction
+from fleetdesk.console.screens.model import ModelScreen
+from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.wire import ActionKind
+
+
+async def open_model(pilot, model_id: str) -> ModelScreen:
+    screen = ModelScreen(model_id)
+    await pilot.app.push_screen(screen)
+    await wait_for(pilot, lambda: screen.detail is not None and pilot.app.me is not None, f"{model_id} to load")
+    return screen
+
+
+async def audit_actions(server, model_id: str) -> list[str]:
+    async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as client:
+        page = await client.audit(model_id=model_id, page=PageRequest(limit=100))
+    return [record.action for record in page.items]
+
+
+async def dialog(pilot) -> ConfirmAction:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the confirmation dialog")
+    return pilot.app.screen
+
+
+def status(screen: ModelScreen) -> str:
+    return screen.query_one(StatusLine).note
+
+
+async def finished(pilot, screen: ModelScreen, kind: ActionKind) -> None:
+    await wait_for(pilot, lambda: pilot.app.screen is screen and kind not in screen.in_flight, f"{kind} to finish")
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [("r", ActionKind.ROLLBACK), ("e", ActionKind.END_EXPERIMENT), ("x", ActionKind.ESCALATE),
+     ("h", ActionKind.HALT_LAUNCH), ("a", ActionKind.ACK), ("n", ActionKind.NOTE)],
+)
+async def test_each_action_on_a_tier2_model_confirms_with_y(server, key, kind):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        await pilot.press(key)
+        confirm = await dialog(pilot)
+        assert confirm.focused is confirm.query_one("#cancel", Button)  # Cancel is the default
+        text = " ".join(screen_text(pilot.app).split())
+        assert "Server dry run:" in text and "Traffic moved:" in text and "Pages:" in text
+        if kind is ActionKind.NOTE:
+            confirm.query_one("#text", Input).value = "checked the feature pipeline"
+            confirm.query_one("#text", Input).focus()
+            await pilot.press("enter")
+        else:
+            await pilot.press("y")
+        await finished(pilot, screen, kind)
+        assert status(screen).startswith("done:"), status(screen)
+        assert await audit_actions(server, TIER2_EXPERIMENT) == [kind.value]
+
+
+@pytest.mark.parametrize(
+    ("model_id", "key", "kind"),
+    [(TIER1_EXPERIMENT, "r", ActionKind.ROLLBACK), (TIER1_EXPERIMENT, "e", ActionKind.END_EXPERIMENT),
+     (TIER0_BASELINE, "x", ActionKind.ESCALATE), (TIER0_BASELINE, "a", ActionKind.ACK)],
+)
+async def test_tier0_and_tier1_need_the_id_typed_and_a_reason(server, model_id, key, kind):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, model_id)
+        await pilot.press(key)
+        confirm = await dialog(pilot)
+        await pilot.press("y")  # not enough for TIER0/TIER1
+        assert isinstance(pilot.app.screen, ConfirmAction)
+        confirm_button = confirm.query_one("#confirm", Button)
+        assert confirm_button.disabled
+        confirm.query_one("#typed-id", Input).value = model_id[:-1]  # as if pasted
+        confirm.query_one("#reason", Input).value = "NE regression after deploy"
+        confirm.query_one("#reason", Input).focus()
+        await pilot.press("enter")
+        assert isinstance(pilot.app.screen, ConfirmAction) and confirm_button.disabled  # id not complete
+        confirm.query_one("#typed-id", Input).focus()
+        await pilot.press("end", model_id[-1])
+        assert not confirm_button.disabled
+        await pilot.press("enter")
+        await finished(pilot, screen, kind)
+        assert status(screen).startswith("done:"), status(screen)
+        assert await audit_actions(server, model_id) == [kind.value]
+        # The console's own audit log screen shows it.
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, AuditScreen) and pilot.app.screen.records,
+                       "the audit log")
+        record = pilot.app.screen.records[0]
+        assert record.action == kind.value
+        assert "NE regression after deploy" in (record.reason + str(record.detail))
+
+
+async def test_escape_and_cancel_send_nothing(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        await pilot.press("r")
+        await dialog(pilot)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: pilot.app.screen is screen, "the dialog to close")
+        assert "cancelled" in status(screen)
+        await pilot.press("r")
+        await dialog(pilot)
+        await pilot.press("enter")  # on the focused Cancel button
+        await wait_for(pilot, lambda: pilot.app.screen is screen, "the dialog to close")
+        assert not screen.in_flight
+        assert await audit_actions(server, TIER2_EXPERIMENT) == []
+
+
+async def test_keys_that_do_not_apply_are_disabled_with_a_reason(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER0_BASELINE)
+        assert screen.disabled_reason("rollback") == "no baseline: escalate instead"
+        assert screen.disabled_reason("end_experiment") == "a baseline, not an experiment"
+        assert "not scale-up" in (screen.disabled_reason("halt_launch") or "")
+        keys = screen.active_bindings
+        assert not keys["r"].enabled and keys["x"].enabled
+        await pilot.press("r")
+        assert pilot.app.screen is screen  # a disabled key does nothing
+        await pilot.press("question_mark")
+        help_text = " ".join(screen_text(pilot.app).split())
+        assert "disabled: no baseline: escalate instead" in help_text
+        assert "rollback" in help_text and "end-experiment" in help_text  # binding ids for the keymap
+
+
+async def test_read_only_and_viewer_hide_the_action_keys(server):
+    async with make_app(server, read_only=True).run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        assert not {"r", "e", "x", "h", "a", "n"} & set(screen.active_bindings)
+    async with make_app(server, token="viewer").run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        assert not {"r", "e", "x", "h", "a", "n"} & set(screen.active_bindings)
+        assert "i" in screen.active_bindings  # reading stays
+
+
+async def test_other_teams_token_gets_403_with_the_missing_permission(server):
+    async with make_app(server, token="oncall:fb-feed-ranking").run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "lacks the permission" in status(screen) or isinstance(pilot.app.screen, ConfirmAction),
+                       "the refusal or the dialog", deadline=5)
+        if isinstance(pilot.app.screen, ConfirmAction):
+            await pilot.press("y")
+            await finished(pilot, screen, ActionKind.ROLLBACK)
+        assert "lacks the permission 'act:ig-feed-ranking'" in status(screen), status(screen)
+        assert not screen.in_flight
+        assert await audit_actions(server, TIER2_EXPERIMENT) == []
+
+
+async def test_state_changed_behind_the_console_gives_409_in_plain_words(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        await pilot.press("e")
+        await dialog(pilot)
+        # Someone else acts while the engineer reads the preview.
+        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
+            await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
+                                                      reason="other on-call"))
+        await pilot.press("y")
+        await finished(pilot, screen, ActionKind.END_EXPERIMENT)
+        words = status(screen)
+        assert "nothing was done: the model changed since you looked" in words, words
+        assert "serving ig_feed_late-stage_mtml.v41" in words
+        assert await audit_actions(server, TIER2_EXPERIMENT) == ["rollback"]
+
+
+async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(server):
+    proxy = await HoldingProxy(server.url).start()
+    backend = Backend(proxy.url, SecretStr(server.oncall_token),
+                      timeouts=ClientTimeouts(read=1.0, deadline=2.5))
+    app = FleetdeskApp(backend, ConsoleSettings())
+    app.client.retry = RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.1)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await open_model(pilot, TIER2_EXPERIMENT)
+            await pilot.press("r")
+            await dialog(pilot)
+            proxy.hold()
+            await pilot.press("y")
+            await wait_for(pilot, lambda: proxy.held > 0, "the rollback to reach the server")
+            assert screen.disabled_reason("rollback") == "rollback in flight"
+            assert not screen.active_bindings["r"].enabled
+            assert "rollback in flight" in status(screen)
+            assert screen.disabled_reason("escalate") is None  # other keys still work
+            await finished(pilot, screen, ActionKind.ROLLBACK)
+            assert "not confirmed: check audit log before retrying" in status(screen), status(screen)
+            first = screen.unconfirmed[ActionKind.ROLLBACK]
+            proxy.release()
+            # It did happen on the server; retrying sends the same key and gets the stored result.
+            assert screen.disabled_reason("rollback") is None  # a retry is always allowed
+            await pilot.press("r")
+            confirm = await dialog(pilot)
+            assert confirm.retry_of == first.idempotency_key
+            assert "same idempotency key" in " ".join(screen_text(pilot.app).split())
+            await pilot.press("y")
+            await finished(pilot, screen, ActionKind.ROLLBACK)
+            assert status(screen).startswith("done:"), status(screen)
+            assert ActionKind.ROLLBACK not in screen.unconfirmed
+            assert await audit_actions(server, TIER2_EXPERIMENT) == ["rollback"]
+    finally:
+        await proxy.stop()
