@@ -81,10 +81,10 @@ def response(status: int, content_type: str, body: bytes | str, *, extra: str = 
     return head.encode() + data
 
 
-def answer(status: int, content_type: str, body: bytes | str) -> Handler:
-    """A handler that answers every request the same way."""
+def answer(status: int, content_type: str, body: bytes | str, *, extra: str = "") -> Handler:
+    """A handler that answers every request the same way (``extra``: more header lines, CRLF-ended)."""
 
     async def handle(request: RawRequest, writer: asyncio.StreamWriter) -> None:
-        writer.write(response(status, content_type, body))
+        writer.write(response(status, content_type, body, extra=extra))
 
     return handle

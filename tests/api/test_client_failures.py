@@ -28,7 +28,7 @@ from fleetdesk.client import (
     Unavailable,
 )
 
-from .rawserver import RawRequest, RawServer, answer, response
+from .rawserver import Handler, RawRequest, RawServer, answer, response
 
 SECRET = "fd_TOPSECRET_4242_token"
 TOKEN = SecretStr(SECRET)
@@ -176,17 +176,24 @@ async def test_client_refuses_a_plain_string_token() -> None:
 
 
 async def test_retry_after_is_honoured_and_bounded_by_the_deadline() -> None:
-    async def busy(request: RawRequest, writer: asyncio.StreamWriter) -> None:
-        writer.write(response(503, "text/plain", "busy", extra="Retry-After: 1\r\n"))
+    def busy_for(seconds: int) -> Handler:
+        return answer(503, "text/plain", "busy", extra=f"Retry-After: {seconds}\r\n")
 
-    async with RawServer(busy) as raw, client_for(raw.url) as client:
+    patient = ClientTimeouts(connect=0.5, read=0.5, write=0.5, pool=0.5, deadline=10)
+    async with RawServer(busy_for(1)) as raw, client_for(raw.url, timeouts=patient) as client:
         started = time.monotonic()
         with pytest.raises(ServerError):
             await client.fleet_summary()
-    elapsed = time.monotonic() - started
-    # One wait of a whole second fits the 1.5 s deadline; a second one would not, so the client stops.
-    assert len(raw.requests) == 2
-    assert 1.0 <= elapsed < FAST.deadline
+    assert len(raw.requests) == QUICK_RETRY.attempts
+    assert time.monotonic() - started >= 2.0  # two waits of a second, not the 0.05 s backoff ceiling
+
+    async with RawServer(busy_for(5)) as raw, client_for(raw.url) as client:
+        started = time.monotonic()
+        with pytest.raises(ServerError):
+            await client.fleet_summary()
+    # Waiting 5 s cannot fit the 1.5 s deadline: the client gives up at once instead of sleeping into it.
+    assert len(raw.requests) == 1
+    assert time.monotonic() - started < 1.0
 
 
 async def test_gateway_timeout_on_an_action_is_not_confirmed() -> None:
