@@ -1,4 +1,4 @@
-"""The generated Prometheus rules: promtool accepts them, and they compute what the domain computes."""
+"""The generated Prometheus rules and the deploy examples: promtool/amtool accept them, and the rules compute what the domain computes."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import yaml
 
 from fleetdesk import rules
 from fleetdesk.cli import main
+from fleetdesk.domain.registry import Tier
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands, StabilitySums
+from fleetdesk.server.integrations.alertmanager import ALERT_NAME, SEVERITY_BY_TIER
 
 from .processes import require_binary
 
@@ -167,3 +169,16 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
     path.write_text(yaml.safe_dump(test_file, sort_keys=False))
     result = promtool("test", "rules", path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("tier", list(Tier))
+def test_example_alertmanager_routing_pages_tier0_and_tier1_escalations(tier: Tier) -> None:
+    amtool = require_binary("amtool")
+    config = DEPLOY / "alertmanager.yml"
+    assert subprocess.run([amtool, "check-config", str(config)], capture_output=True, timeout=60).returncode == 0
+    labels = [f"alertname={ALERT_NAME}", f"severity={SEVERITY_BY_TIER[tier]}", f"tier={tier.value}",
+              "team=ig-feed-ranking", "model_id=m"]
+    routed = subprocess.run([amtool, "config", "routes", "test", f"--config.file={config}", *labels],
+                            capture_output=True, text=True, timeout=60)
+    assert routed.returncode == 0, routed.stderr
+    assert routed.stdout.strip() == ("pager" if tier.rank <= 1 else "tickets")
