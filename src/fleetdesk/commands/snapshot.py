@@ -47,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from fleetdesk.snapshot.bundle import View
     from fleetdesk.snapshot.export import ExportError, capture, seal, write_bundle
     from fleetdesk.snapshot.redact import ConfigError, Redactor, configured_patterns
-    from fleetdesk.snapshot.console import render_svg
     from fleetdesk.wire import Window
 
     windows = [Window(value) for value in args.window] if args.window else [Window.H24, *(
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                             configured_patterns(locations.config_file()))
         sealed = seal(asyncio.run(fetch(FleetdeskClient(args.server, token))), redactor)
         # The console draws the already-masked snapshot, so the screenshot cannot show a secret either.
-        svg, why_not = render_svg(sealed)
+        svg, why_not = _screenshot(sealed)
         bundle = write_bundle(sealed.model_copy(update={"screen_svg": svg}), redactor, args.out)
     except FleetdeskError as error:
         print(f"fleetdesk snapshot: {error.message}", file=sys.stderr)
@@ -78,3 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if bundle.svg is None:
         print(f"  (no screenshot: {why_not})")
     return 0
+
+
+def _screenshot(sealed):  # type: ignore[no-untyped-def]
+    """The console's screen for the snapshot, or (None, why) when there is no console to draw it."""
+    try:
+        from fleetdesk.snapshot.console import render_svg
+    except ImportError as error:
+        return None, f"the console is not available here ({error.name or 'import failed'})"
+    return render_svg(sealed)

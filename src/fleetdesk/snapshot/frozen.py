@@ -146,11 +146,10 @@ class FrozenClient:
 
 
 def _matches(row: ModelSummary, filters: ModelFilters) -> bool:
-    tiers = filters.tier if isinstance(filters.tier, tuple) else (filters.tier,) if filters.tier else ()
     text = f"{row.id} {row.type} {row.owner_team}".lower()
     return ((filters.app is None or row.app == filters.app)
             and (filters.surface is None or row.surface == filters.surface)
-            and (not tiers or row.tier in tiers)
+            and (not filters.tier or row.tier in filters.tier)
             and (filters.role is None or row.role == filters.role)
             and (filters.health is None or row.health == filters.health)
             and (filters.q is None or filters.q.lower() in text))
