@@ -125,10 +125,12 @@ class FleetdeskApp(App[None]):
                 screen.post_message(LinkChanged())
         if self.link.connected != self._link_connected:
             self._link_connected = self.link.connected
-            if self.link.connected:
-                self.notify("reconnected", markup=False)
             for screen in self.screen_stack:
                 screen.refresh_bindings()  # actions wait for the server
+                if self.link.connected and hasattr(screen, "refetch"):
+                    screen.refetch()  # whatever changed while we were away
+            if self.link.connected:
+                self.notify("reconnected", markup=False)
 
     def data_arrived(self) -> None:
         self.link.data_arrived()

@@ -179,6 +179,9 @@ class FleetScreen(ConsoleScreen):
     def action_reload(self) -> None:
         self.poll_fleet()
 
+    def refetch(self) -> None:
+        self.poll_fleet()
+
     def action_open(self) -> None:
         model_id = self.query_one(FleetTable).selected_id()
         if model_id is not None:

@@ -184,6 +184,9 @@ class ModelScreen(ConsoleScreen):
         elif isinstance(data, IncidentEventData) and self.model_id in data.incident.model_ids:
             self.load()
 
+    def refetch(self) -> None:
+        self.load()
+
     def on_link_changed(self, message: LinkChanged) -> None:
         self.query_one(StatusLine).show()
 
