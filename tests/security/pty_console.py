@@ -1,0 +1,89 @@
+"""The real ``fleetdesk console`` under a real pseudo-terminal, with every byte it writes captured."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+# Textual's own control sequences: CSI (cursor, style, modes), OSC up to BEL/ST, and two-byte ESC forms.
+_SEQUENCE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_=>78]")
+
+
+def visible(data: bytes) -> str:
+    """The text a terminal would print, with control sequences removed (positions are lost)."""
+    return _SEQUENCE.sub(b"", data).decode("utf-8", errors="replace")
+
+
+class PtyConsole:
+    """``fleetdesk console --server URL`` on a pty of ``size``; the token only in the environment."""
+
+    def __init__(self, url: str, token: str, home: Path, size: tuple[int, int] = (120, 40)) -> None:
+        columns, rows = size
+        self.output = bytearray()
+        self._lock = threading.Lock()
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+            "XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"), "TERM": "xterm-256color",
+            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": str(columns), "LINES": str(rows),
+            "FLEETDESK_TOKEN": token,
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "fleetdesk.cli", "console", "--server", url],
+            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=home, start_new_session=True, close_fds=True,
+        )
+        os.close(slave)
+        self._master = master
+        self._reader = threading.Thread(target=self._read, name="pty-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._master, 65536)
+            except OSError:  # EIO once the child side is closed
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self.output.extend(chunk)
+
+    def captured(self) -> bytes:
+        with self._lock:
+            return bytes(self.output)
+
+    def send(self, keys: str) -> None:
+        os.write(self._master, keys.encode())
+
+    def wait_for(self, text: str, deadline: float = 30.0, since: int = 0) -> int:
+        """Wait until ``text`` is visible in the output after byte ``since``; returns the output length then."""
+        give_up = time.monotonic() + deadline
+        while True:
+            data = self.captured()
+            if text in visible(data[since:]):
+                return len(data)
+            if self.process.poll() is not None or time.monotonic() > give_up:
+                tail = visible(data[-4000:])
+                raise AssertionError(f"{text!r} never appeared (exit {self.process.poll()}); last output:\n{tail}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        """Quit with ctrl+q; kill the process if it does not go."""
+        if self.process.poll() is None:
+            self.send("\x11")
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._reader.join(5)
+        os.close(self._master)
