@@ -54,7 +54,6 @@ class RecordingRule(BaseModel):
 
     record: str
     expr: str
-    labels: dict[str, str] = Field(default_factory=dict)
 
 
 class AlertingRule(BaseModel):
@@ -62,9 +61,8 @@ class AlertingRule(BaseModel):
 
     alert: str
     expr: str
-    for_: str | None = Field(default=None, alias="for")
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str]
+    annotations: dict[str, str]
 
 
 class RuleGroup(BaseModel):
@@ -82,14 +80,8 @@ class RuleFile(BaseModel):
     groups: list[RuleGroup]
 
     def to_yaml(self, header: str = "") -> str:
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=False)
-        for group in data["groups"]:
-            for rule in group["rules"]:
-                for key in ("labels", "annotations"):
-                    if key in rule and not rule[key]:
-                        del rule[key]
-        body = yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True)
-        return (header + body) if header else body
+        data = self.model_dump(mode="json")
+        return header + yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True)
 
 
 class _BlockDumper(yaml.SafeDumper):

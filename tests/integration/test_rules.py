@@ -1,4 +1,4 @@
-"""The generated Prometheus rules and the deploy examples: promtool/amtool accept them, and the rules compute what the domain computes."""
+"""Generated rules and deploy examples: promtool and amtool accept them; the rules compute what the domain does."""
 
 from __future__ import annotations
 
