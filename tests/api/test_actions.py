@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 
@@ -10,6 +11,7 @@ from fleetdesk.client import (
     ActionIntent,
     AlreadyAcknowledged,
     FleetdeskClient,
+    PageRequest,
     RuleViolation,
     StaleState,
 )
@@ -205,3 +207,21 @@ async def test_concurrent_conflicting_actions_exactly_one_wins(connect: Connect)
                for o in losers if isinstance(o, StaleState))
     audit = await clients[0].audit(model_id=EXPERIMENT)
     assert audit.total == 1 and audit.items[0].id == winners[0].audit_id
+
+
+async def test_audit_log_filters_by_model_actor_action_and_time(connect: Connect) -> None:
+    team = await connect(f"oncall:{EXPERIMENT_TEAM}")
+    admin = await connect("admin")
+    noted = await team.note(EXPERIMENT, "first")
+    escalated = await admin.escalate(NO_BASELINE, reason="second")
+    now = (await admin.info()).now
+
+    everything = await admin.audit()
+    assert [r.id for r in everything.items] == [escalated.audit_id, noted.audit_id]  # newest first
+    assert [r.id for r in (await admin.audit(actor="admin")).items] == [escalated.audit_id]
+    assert [r.id for r in (await admin.audit(action=ActionKind.NOTE)).items] == [noted.audit_id]
+    assert [r.id for r in (await admin.audit(model_id=NO_BASELINE)).items] == [escalated.audit_id]
+    assert (await admin.audit(since=now - timedelta(minutes=1))).total == 2
+    assert (await admin.audit(until=now - timedelta(minutes=1))).total == 0
+    first_page = await admin.audit(page=PageRequest(limit=1))
+    assert first_page.total == 2 and [r.id for r in first_page.items] == [escalated.audit_id]
