@@ -54,7 +54,7 @@ async def test_export_reopen_same_values_and_no_token_in_any_byte(server: Embedd
     files = sorted(folder.iterdir())
     assert [path.suffix for path in files] == [".json", ".md", ".svg"]
     for path in files:
-        assert str(path) in done.stdout
+        assert str(path) in done.stdout and path.stat().st_mode & 0o777 == 0o600
         data = path.read_bytes()
         for form in encodings(token) | {base64.b64encode(token.encode()).decode(), "pw-4321", "CUST-778899"}:
             assert form.encode() not in data, (path.name, form)

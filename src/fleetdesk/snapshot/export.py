@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from fleetdesk.client import FleetdeskClient
 
 PAGE = 500
+BUNDLE_MODE = 0o600
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -168,7 +169,8 @@ def write_bundle(snapshot: Snapshot, redactor: Redactor, out_dir: Path | None = 
         if redactor.leaks(data):
             # Unreachable by construction; the last line of defence if a new field slips past seal().
             raise ExportError(f"refusing to write {path.name}: it would contain the exporter's token")
-    write_files(contents)
+    # Private by default: a handoff holds incident details; the engineer chooses whom to send it to.
+    write_files(contents, mode=BUNDLE_MODE)
     return bundle
 
 
