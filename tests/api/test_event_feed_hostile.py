@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from datetime import UTC, datetime
 
 from pydantic import SecretStr
@@ -79,3 +80,24 @@ async def test_malformed_events_are_counted_and_resume_skips_repeats() -> None:
     assert "last-event-id" not in connections[0].headers
     assert connections[1].headers["last-event-id"] == "5"
     assert all(isinstance(u.data, ClockEventData) for u in seen if isinstance(u, EventUpdate))
+
+
+async def test_repeated_refused_connections_fall_back_to_polling_and_say_why() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    timeouts = ClientTimeouts(connect=0.5, deadline=0.5)
+    async with FleetdeskClient(f"http://127.0.0.1:{port}", SecretStr("t"), timeouts=timeouts,
+                               stream=FAST_STREAM) as client:
+        feed = client.events()
+        states: list[ConnectionUpdate] = []
+        async with asyncio.timeout(10):
+            async for update in feed:
+                assert isinstance(update, ConnectionUpdate)
+                states.append(update)
+                if "polling failed" in update.detail:
+                    break
+        await feed.aclose()
+    assert [u.state for u in states] == [ConnectionState.RECONNECTING] * (FAST_STREAM.poll_after_failures - 1) + [
+        ConnectionState.POLLING, ConnectionState.POLLING]
+    assert "cannot reach the server" in states[-1].detail

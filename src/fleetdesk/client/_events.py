@@ -12,7 +12,6 @@ console just renders whatever comes next.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import AsyncGenerator, AsyncIterator
 from enum import StrEnum
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, cast
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from fleetdesk.client._errors import BadResponse, FleetdeskError, Forbidden, ServerError, Unauthorized, Unavailable
+from fleetdesk.client._errors import FleetdeskError, Forbidden, Unauthorized
 from fleetdesk.client._problems import error_from_problem
 from fleetdesk.client._sse import SseDecoder
 from fleetdesk.domain.text import sanitize
@@ -162,8 +161,12 @@ class EventFeed:
         """Follow the event log until it is time to try the stream again."""
         if self.last_event_id is None:
             # Fix "now" before saying we are polling, so nothing that happens after that is skipped.
-            with contextlib.suppress(Unavailable, ServerError, BadResponse):
+            try:
                 self.last_event_id = await self._latest_event_id()
+            except (Unauthorized, Forbidden):
+                raise
+            except FleetdeskError:
+                pass  # the loop below tries again and says what is wrong
         yield self._status(ConnectionState.POLLING, f"{why}; polling every {self._policy.poll_interval:g} s")
         loop = asyncio.get_running_loop()
         recheck_at = loop.time() + self._policy.stream_recheck
