@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from http import HTTPStatus
 from typing import Any
 
@@ -79,6 +80,18 @@ def install(app: FastAPI) -> None:
         details = ProblemDetails(type=ProblemType.VALIDATION.value, title="Invalid request", status=422,
                                  detail=summary or "invalid request", errors=errors)
         return problem_response(details, request.url.path)
+
+    @app.exception_handler(sqlite3.OperationalError)
+    async def _store_busy(request: Request, error: sqlite3.OperationalError) -> JSONResponse:
+        # Another process (a backup, `fleetdesk token create`) held the write lock past busy_timeout:
+        # nothing was written, so the client may retry the same intent.
+        if "locked" not in str(error) and "busy" not in str(error):
+            return await _unexpected(request, error)
+        log.warning("database busy on %s %s", request.method, request.url.path)
+        details = ProblemDetails(type=ProblemType.UNAVAILABLE.value, title="Service Unavailable", status=503,
+                                 detail="the database is busy (locked by another process); nothing was changed,"
+                                 " retry shortly")
+        return problem_response(details, request.url.path, {"Retry-After": "2"})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, error: Exception) -> JSONResponse:
