@@ -17,7 +17,7 @@ from fleetdesk import locations
 from fleetdesk.client import FleetdeskClient, FleetdeskError, RetryPolicy
 from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
-from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts
+from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, PrometheusUnreachable
 from fleetdesk.server.integrations.prometheus_source import PrometheusMetricsSource
 from fleetdesk.wire import IngestBucket, StabilitySeries, Window
 
@@ -144,6 +144,9 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
     async with client(reference, reference.viewer_token) as viewer:
         from_store = await viewer.stability(MODEL, Window.H1)
 
+    source = reader.backend.metrics
+    assert isinstance(source, PrometheusMetricsSource)
+    assert source.probe() == len(reference.backend.registry), "the instant query counts every exported model"
     assert from_store.bucket == from_prometheus.bucket == BUCKET
     store_points = {p.start: p for p in from_store.points}
     prometheus_points = {p.start: p for p in from_prometheus.points}
@@ -164,6 +167,8 @@ async def test_prometheus_down_and_prometheus_errors_are_problem_details(
                                    timeouts=PrometheusTimeouts(connect=1.0, query=2.0))
     refused = PrometheusMetricsSource(scraper.url, BUCKET, lag=BUCKET, selector='job=~"("')
     try:
+        with pytest.raises(PrometheusUnreachable):
+            down.probe()
         async with client(reader, reader.viewer_token) as viewer:
             reader.backend.metrics = down
             with pytest.raises(FleetdeskError) as unreachable:

@@ -58,7 +58,9 @@ def test_serve_reads_prometheus_and_pages_alertmanager(
                 return False
 
         wait_until(ready, 30.0, "fleetdesk serve to be ready")
-        assert "metrics source: prometheus   paging: alertmanager" in log.read_text()
+        started = log.read_text()
+        assert "metrics source: prometheus   paging: alertmanager" in started
+        assert "has no fleetdesk_stability counters yet: is it scraping" in started  # the operator is told
         token = subprocess.run(fleetdesk("token", "create", "--db", str(db), "--user", "ci", "--role", "oncall",
                                          "--team", TEAM), capture_output=True, text=True, check=True).stdout.strip()
         headers = {"Authorization": f"Bearer {token}"}

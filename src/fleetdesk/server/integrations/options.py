@@ -10,6 +10,7 @@ from a file or the environment, never from the command line.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from fleetdesk.server.backend import Backend
     from fleetdesk.server.integrations.outbound import OutboundPagingTarget
     from fleetdesk.server.integrations.prometheus_source import PrometheusMetricsSource
+
+log = logging.getLogger("fleetdesk.server.integrations")
 
 WEBHOOK_SECRET_ENV = "FLEETDESK_WEBHOOK_SECRET"
 
@@ -91,6 +94,7 @@ def configure(backend: Backend, args: argparse.Namespace, server_url: str) -> In
         )
         backend.metrics = done.metrics
         done.closers.append(done.metrics.close)
+        _report_prometheus(done.metrics)
     if args.alertmanager_url:
         from fleetdesk.server.integrations.alertmanager import AlertmanagerTarget
 
@@ -103,6 +107,25 @@ def configure(backend: Backend, args: argparse.Namespace, server_url: str) -> In
         attach_paging(backend, done.paging)
         done.closers.append(done.paging.close)
     return done
+
+
+def _report_prometheus(source: PrometheusMetricsSource) -> None:
+    """Say at start-up whether Prometheus answers and has our counters; serving goes on either way."""
+    from fleetdesk.server.integrations.prometheus_api import PrometheusError
+    from fleetdesk.server.integrations.urls import public_url
+
+    try:
+        models = source.probe()
+    except PrometheusError as error:
+        log.warning("%s: %s; stability series answer 503 until it is back", error.details.title,
+                    error.details.detail)
+        return
+    where = public_url(source.api.base_url)
+    if models == 0:
+        log.warning("Prometheus at %s has no fleetdesk_stability counters yet: is it scraping a fleetdesk "
+                    "server's /metrics? Stability series show no data until it does", where)
+    else:
+        log.info("Prometheus at %s has stability counters for %d models", where, models)
 
 
 def attach_paging(backend: Backend, target: OutboundPagingTarget) -> None:

@@ -17,8 +17,6 @@ from abc import abstractmethod
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server import incidents
@@ -30,11 +28,6 @@ if TYPE_CHECKING:
     from fleetdesk.server.backend import Backend
 
 log = logging.getLogger("fleetdesk.server.integrations")
-
-
-def public_url(url: str) -> str:
-    """The URL without credentials or query (which may carry secrets), for messages and logs."""
-    return str(httpx.URL(url).copy_with(query=None, userinfo=b""))
 
 
 PAGE, RESOLVE = "page", "resolve"

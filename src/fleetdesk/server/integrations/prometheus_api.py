@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.server.metrics_source import MetricsSourceError
 from fleetdesk.server.problems import Problem
 from fleetdesk.wire import ProblemType
@@ -96,7 +97,8 @@ class QueryResult(BaseModel):
 
 def _unreachable(base_url: str, detail: str) -> PrometheusUnreachable:
     return PrometheusUnreachable(
-        503, ProblemType.UNAVAILABLE, "Prometheus unreachable", f"no answer from Prometheus at {base_url}: {detail}"
+        503, ProblemType.UNAVAILABLE, "Prometheus unreachable",
+        f"no answer from Prometheus at {public_url(base_url)}: {detail}",
     )
 
 

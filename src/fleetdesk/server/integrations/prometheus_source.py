@@ -87,6 +87,12 @@ class PrometheusMetricsSource(MetricsSource):
     def close(self) -> None:
         self.api.close()
 
+    def probe(self) -> int:
+        """How many models Prometheus has stability counters for now (an instant query); raises PrometheusError."""
+        selector = f"{{{self.selector}}}" if self.selector else ""
+        result = self.api.query(f"count(count by (model_id) ({COUNTERS['events']}{selector}))", datetime.now(UTC))
+        return int(sum(sample.value for series in result.series for sample in series.samples))
+
     def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
         """Closed buckets with start in [start, end), oldest first; gaps absent (no data)."""
         first = _align_up(start, self.bucket)

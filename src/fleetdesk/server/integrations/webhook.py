@@ -25,8 +25,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretBytes
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
-from fleetdesk.server.integrations.outbound import OutboundPagingTarget, public_url
+from fleetdesk.server.integrations.outbound import OutboundPagingTarget
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
+from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.wire import EscalationTarget, Page
 
 TIMESTAMP_HEADER = "X-Fleetdesk-Timestamp"
