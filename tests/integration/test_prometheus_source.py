@@ -90,7 +90,9 @@ def scraper(reference: EmbeddedServer, tmp_path: Path) -> Iterator[Daemon]:
 def reader(fleet_file: Path, tmp_path: Path, scraper: Daemon) -> Iterator[EmbeddedServer]:
     """A second server whose stability series come from Prometheus (lag: one bucket, as for a scraped server)."""
     server = start_embedded(str(fleet_file), tmp_path / "reader.sqlite")
-    source = PrometheusMetricsSource(scraper.url, BUCKET, lag=BUCKET, timeouts=PrometheusTimeouts(query=5.0))
+    # An hour of 4 s buckets asked in pieces of 300 boundaries: the pieces must stitch without a hole.
+    source = PrometheusMetricsSource(scraper.url, BUCKET, lag=BUCKET, timeouts=PrometheusTimeouts(query=5.0),
+                                     max_points=300)
     server.backend.metrics = source
     yield server
     source.close()

@@ -32,6 +32,9 @@ from fleetdesk.server.metrics_source import MetricsSource
 
 log = logging.getLogger("fleetdesk.server.integrations")
 
+MAX_POINTS = 10_000
+"""Boundaries per range query, below Prometheus' limit of 11,000 points per series."""
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FIELDS = {"events": "weight", "label_sum": "label_sum", "prediction_sum": "prediction_sum",
            "cross_entropy_sum": "cross_entropy_sum"}
@@ -75,10 +78,14 @@ class PrometheusMetricsSource(MetricsSource):
         lag: timedelta = timedelta(0),
         timeouts: PrometheusTimeouts | None = None,
         selector: str = "",
+        max_points: int = MAX_POINTS,
     ) -> None:
         if bucket <= timedelta(0):
             raise ValueError("bucket must be positive")
+        if not 2 <= max_points <= 11_000:
+            raise ValueError("max_points must be between 2 and Prometheus' limit of 11,000")
         self.api = PrometheusApi(url, timeouts)
+        self.max_points = max_points
         self.bucket = bucket
         self.lag = lag
         self.selector = selector
@@ -106,18 +113,20 @@ class PrometheusMetricsSource(MetricsSource):
             moment += self.bucket
         if not starts:
             return []
-        boundaries = [*starts, starts[-1] + self.bucket]
-        growth: dict[str, dict[datetime, float]] = {}
-        for sum_name, counter in COUNTERS.items():
-            matchers = f"model_id={_label_value(model_id)}" + (f", {self.selector}" if self.selector else "")
-            result = self.api.query_range(
-                f"{counter}{{{matchers}}}", boundaries[0] + self.lag, boundaries[-1] + self.lag, self.bucket
-            )
-            for warning in result.warnings:
-                log.warning("Prometheus warned about %s for %s (the answer may be partial): %s",
-                            counter, sanitize(model_id), warning)
-            shifted = counter_growth(result.series, [b + self.lag for b in boundaries])
-            growth[sum_name] = {moment - self.lag: value for moment, value in shifted.items()}
+        boundaries = [moment + self.lag for moment in (*starts, starts[-1] + self.bucket)]
+        matchers = f"model_id={_label_value(model_id)}" + (f", {self.selector}" if self.selector else "")
+        growth: dict[str, dict[datetime, float]] = {name: {} for name in COUNTERS}
+        # Prometheus refuses range queries of more than 11,000 points: ask in
+        # pieces that share their edge boundary, so no bucket falls between two.
+        for first_index in range(0, len(boundaries) - 1, self.max_points - 1):
+            piece = boundaries[first_index:first_index + self.max_points]
+            for sum_name, counter in COUNTERS.items():
+                result = self.api.query_range(f"{counter}{{{matchers}}}", piece[0], piece[-1], self.bucket)
+                for warning in result.warnings:
+                    log.warning("Prometheus warned about %s for %s (the answer may be partial): %s",
+                                counter, sanitize(model_id), warning)
+                for moment, value in counter_growth(result.series, piece).items():
+                    growth[sum_name][moment - self.lag] = value
         buckets = []
         for bucket_start in starts:
             values = {name: growth[name].get(bucket_start) for name in COUNTERS}
