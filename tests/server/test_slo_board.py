@@ -43,3 +43,37 @@ def get_iso(window: timedelta) -> str:
     from pydantic import TypeAdapter
 
     return TypeAdapter(timedelta).dump_python(window, mode="json")
+
+
+def test_advanced_counts_equal_a_full_recount(server_factory) -> None:  # noqa: ANN001
+    import json
+    import uuid
+
+    import httpx
+
+    from fleetdesk.server import slo_board
+
+    server = server_factory(now=NOW)
+    backend = server.backend
+    model = "ig_notifications_late-stage_mtml.v15"
+    headers = {"Authorization": f"Bearer {server.admin_token}"}
+    for hours in (1, 2, 3, 9, 40):  # single slots and multi-slot jumps
+        backend.clock.set(NOW + timedelta(hours=hours))
+        if hours == 3:  # a late bucket and a fresh one, between two slot closes
+            buckets = [{"model_id": model, "start": (NOW + timedelta(hours=h)).isoformat(), "weight": 10000.0,
+                        "label_sum": 1000.0, "prediction_sum": 2000.0, "cross_entropy_sum": 2600.0}
+                       for h in (0, 2)]
+            response = httpx.post(f"{server.url}/v1/metrics", json={"buckets": buckets},
+                                  headers={**headers, "Idempotency-Key": uuid.uuid4().hex})
+            assert response.status_code == 200, response.text
+        assert backend.refresh_if_due()
+        now = backend.clock.now()
+        with backend.store.read() as conn:
+            stored = {row["id"]: (json.loads(row["slo"]), row["health"], row["attention"])
+                      for row in conn.execute("SELECT id, slo, health, attention FROM models")}
+            recount = slo_board.assess(conn, backend.config, backend.model_keys, now)
+        for item in recount:
+            slo, health, attention = stored[item.model_id]
+            expected = json.loads(item.slo_json)
+            assert slo == expected, (hours, item.model_id)
+            assert (health, attention) == (item.health.value, item.attention.value), (hours, item.model_id)

@@ -21,6 +21,9 @@ from fleetdesk.server.store import FleetConfig, Store
 
 log = logging.getLogger("fleetdesk.server")
 
+MAX_ADVANCE_SLOTS = 48
+"""Beyond this many closed slots since the last count (a long outage), recount from scratch."""
+
 
 @dataclass
 class Backend:
@@ -37,6 +40,8 @@ class Backend:
     _refreshed_slot: int = -1
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
     _touched: set[str] = field(default_factory=set)
+    _counts: dict[str, slo_board.Counts] | None = None
+    _counts_windows: slo_board.Windows | None = None
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -74,21 +79,35 @@ class Backend:
             slot = slo_board.slot_index(now, self.config)
             if slot == self._refreshed_slot and not force:
                 return False
-            # The scan (seconds on a big fleet) runs on a read snapshot so actions are not
-            # held up; models a concurrent ingest touched keep the newer state it stored.
+            windows = slo_board.windows_at(now=now, config=self.config)
             with self._touched_lock:
+                stale = set(self._touched)  # ingested since our counts were taken: recount those
                 self._touched.clear()
+            held, held_at = self._counts, self._counts_windows
+            # The counting runs on a read snapshot so actions are not held up; models a
+            # concurrent ingest touched keep the newer state it stored.
             with self.store.read() as conn:
-                assessments = slo_board.assess(conn, self.config, self.model_keys, now)
+                if (held is not None and held_at is not None and not force
+                        and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step):
+                    counts = {m: {span: list(v) for span, v in c.items()} for m, c in held.items() if m not in stale}
+                    slo_board.advance_counts(conn, self.model_keys, counts, held_at, windows)
+                    if stale:
+                        counts.update(slo_board.scan_counts(conn, self.model_keys, windows, sorted(stale)))
+                else:
+                    counts = slo_board.scan_counts(conn, self.model_keys, windows)
+                scope = list(self.model_keys)
+                latest = slo_board.latest_health(conn, self.model_keys, windows, scope)
+            assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
             with self.write() as conn:
                 with self._touched_lock:
                     fresh = [a for a in assessments if a.model_id not in self._touched]
                 slo_board.apply(conn, self.registry, fresh, now)
+            self._counts, self._counts_windows = counts, windows
             self._refreshed_slot = slot
             return True
 
     def touched(self, model_ids: Iterable[str]) -> None:
-        """Note models whose derived state an ingest just stored (call inside its write transaction)."""
+        """Note models whose buckets an ingest just changed (call inside its write transaction)."""
         with self._touched_lock:
             self._touched.update(model_ids)
 

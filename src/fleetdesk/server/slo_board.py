@@ -1,9 +1,12 @@
 """Per-model derived state: latest health, SLO status, attention; kept in the models table.
 
 Requests never recompute SLOs from raw sums: bucket health is scored once at
-ingest, and this module turns bucket health into per-model SLO state with one
-grouped scan of the buckets table (every window counted in the same pass),
-for all models when a slice closes, or for the models a batch touched.
+ingest, and this module turns bucket health into per-model window counts and
+SLO state. A full recount is one grouped scan of the buckets table (every
+window counted in the same pass): at start-up, and for the models an ingest
+touched. When a slice closes, the backend instead advances the counts it
+holds: each window gains the slice that entered and loses the one that left,
+a few point lookups per model instead of a scan of millions of buckets.
 Transitions open, join or resolve incidents and emit ``slo.changed``.
 """
 
@@ -13,7 +16,7 @@ import json
 import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.slo import Severity, SliceCounts, burn_rate, status_from_counts
@@ -41,6 +44,40 @@ def attention_for(health: Health, alert_severities: Collection[Severity]) -> Att
     return Attention.OK
 
 
+Counts = dict[int, list[int]]
+"""Per window span (seconds): [good, bad, no_data] slices counted in it."""
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The SLO windows at one moment, in bucket terms."""
+
+    step: int
+    now_s: int
+    span_of: dict[timedelta, int]  # each policy window -> its span (at least one slice)
+
+    @property
+    def last_slot(self) -> int:
+        """Start of the most recently closed bucket."""
+        return self.now_s - self.now_s % self.step - self.step
+
+    @property
+    def spans(self) -> list[int]:
+        return sorted(set(self.span_of.values()))
+
+    def since(self, span: int) -> int:
+        """A window counts the slices with since < start + step <= now, i.e. start in (since - step, now - step]."""
+        return self.now_s - span - self.step
+
+
+def windows_at(config: FleetConfig, now: datetime) -> Windows:
+    policy = config.slo
+    step = config.bucket_seconds
+    every = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)} | {policy.window}
+    # A window shorter than a slice still covers the latest closed slice (see domain.slo).
+    return Windows(step=step, now_s=epoch(now), span_of={w: max(int(w.total_seconds()), step) for w in every})
+
+
 @dataclass(frozen=True)
 class Assessment:
     """One model's derived state at some moment, ready to store."""
@@ -62,60 +99,125 @@ def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, k
 
 def assess(conn: sqlite3.Connection, config: FleetConfig, keys_by_id: dict[str, int], now: datetime,
            model_ids: Collection[str] | None = None) -> list[Assessment]:
-    """Derived state of the given models (all when None) at ``now``; reads only."""
-    policy = config.slo
-    step = config.bucket_seconds
-    now_s = epoch(now)
-    last_slot = now_s - now_s % step - step  # start of the most recently closed bucket
-    rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
-    # Slices with since < start + step <= now, i.e. start in (now - span - step, now - step];
-    # a window shorter than a slice still covers the latest closed slice (see domain.slo).
-    since = {w: now_s - max(int(w.total_seconds()), step) - step for w in rule_windows | {policy.window}}
-    # One pass: each bucket falls in the newest "age class" whose threshold it exceeds;
-    # a window's counts are then the sum of the classes at or above its threshold.
-    thresholds = sorted({last_slot - 1, last_slot - step - 1, *since.values()}, reverse=True)
-    age_class = " ".join(f"WHEN start > {t} THEN {i}" for i, t in enumerate(thresholds))
-    where = f"start > {thresholds[-1]} AND start <= {now_s - step}"
-    params: list[object] = []
-    if model_ids is not None:
-        keys = sorted({key for key in (keys_by_id.get(m) for m in model_ids) if key is not None})
-        if not keys:
-            return []
-        where += f" AND model_key IN ({','.join('?' * len(keys))})"
-        params.extend(keys)
-    id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
-    classes = len(thresholds)
-    scanned: dict[str, list[list[int]]] = {}
-    for key, age, health, count in conn.execute(
-        f"SELECT model_key, CASE {age_class} END AS age, health, count(*) FROM buckets WHERE {where}"
-        " GROUP BY model_key, age, health", params):
-        per_class = scanned.get(id_by_key[key])
-        if per_class is None:
-            per_class = scanned[id_by_key[key]] = [[0, 0, 0] for _ in range(classes)]
-        per_class[age][health] = count
-    class_of = {w: thresholds.index(t) for w, t in since.items()}
-    last_class, prev_class = thresholds.index(last_slot - 1), thresholds.index(last_slot - step - 1)
-    empty = [[0, 0, 0] for _ in range(classes)]
+    """Derived state of the given models (all when None) at ``now``, from a scan of their buckets."""
+    windows = windows_at(config, now)
+    scope = list(keys_by_id) if model_ids is None else sorted(set(model_ids))
+    counts = scan_counts(conn, keys_by_id, windows, None if model_ids is None else scope)
+    return assess_from(config, now, windows, counts, latest_health(conn, keys_by_id, windows, scope), scope)
 
-    scope = model_ids if model_ids is not None else keys_by_id.keys()
+
+def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[str, list[int]]:
+    if model_ids is None:
+        return "", []
+    keys = [keys_by_id[m] for m in model_ids if m in keys_by_id]
+    return f" AND model_key IN ({','.join('?' * len(keys)) or 'NULL'})", keys
+
+
+def scan_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
+                model_ids: list[str] | None = None) -> dict[str, Counts]:
+    """Window counts from one pass over the buckets (all models when ``model_ids`` is None)."""
+    spans = windows.spans
+    step, now_s = windows.step, windows.now_s
+    # Each bucket falls in the newest "age class" whose threshold it exceeds;
+    # a window's counts are then the sum of the classes at or above its threshold.
+    thresholds = sorted({windows.since(span) for span in spans}, reverse=True)
+    age_class = " ".join(f"WHEN start > {t} THEN {i}" for i, t in enumerate(thresholds))
+    scope, params = _in_scope(keys_by_id, model_ids)
+    id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
+    per_class: dict[str, list[list[int]]] = {}
+    for key, age, health, count in conn.execute(
+        f"SELECT model_key, CASE {age_class} END AS age, health, count(*) FROM buckets"
+        f" WHERE start > {thresholds[-1]} AND start <= {now_s - step}{scope} GROUP BY model_key, age, health",
+        params,
+    ):
+        classes = per_class.get(id_by_key[key])
+        if classes is None:
+            classes = per_class[id_by_key[key]] = [[0, 0, 0] for _ in thresholds]
+        classes[age][health] = count
+    result: dict[str, Counts] = {}
+    for model_id in (keys_by_id if model_ids is None else model_ids):
+        classes = per_class.get(model_id)
+        counts: Counts = {}
+        for span in spans:
+            upto = thresholds.index(windows.since(span))
+            counts[span] = [sum(c[h] for c in classes[:upto + 1]) for h in range(3)] if classes else [0, 0, 0]
+        result[model_id] = counts
+    return result
+
+
+def advance_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], counts: dict[str, Counts],
+                   before: Windows, after: Windows) -> None:
+    """Move window counts to a later moment: add the slices that entered each window, remove those that left.
+
+    Touches a handful of buckets per model (point lookups) instead of scanning every window again.
+    """
+    step = after.step
+    entering_range = (before.now_s - step, after.now_s - step)
+    changes: dict[int, list[tuple[int, int]]] = {}  # start -> [(span, +1 or -1)]
+
+    def aligned(low: int, high: int) -> range:  # aligned starts in (low, high]
+        first = low - low % step + step
+        return range(first, high + 1, step)
+
+    for span in after.spans:
+        for start in aligned(*entering_range):
+            changes.setdefault(start, []).append((span, 1))
+        for start in aligned(before.since(span), after.since(span)):
+            changes.setdefault(start, []).append((span, -1))
+    if not changes:
+        return
+    id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
+    starts = sorted(changes)
+    for key, start, health in conn.execute(
+        f"SELECT model_key, start, health FROM buckets WHERE model_key IN (SELECT key FROM models)"
+        f" AND start IN ({','.join('?' * len(starts))})", starts,
+    ):
+        model_counts = counts.get(id_by_key[key])
+        if model_counts is None:
+            continue
+        for span, sign in changes[start]:
+            model_counts[span][health] += sign
+
+
+def latest_health(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
+                  model_ids: list[str]) -> dict[str, Health]:
+    """Health of each model's latest closed bucket (one bucket late is tolerated); no data otherwise."""
+    last = windows.last_slot
+    scope, params = _in_scope(keys_by_id, model_ids)
+    if not scope:
+        scope = " AND model_key IN (SELECT key FROM models)"
+    id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
+    found: dict[str, dict[int, int]] = {}
+    for key, start, health in conn.execute(
+        f"SELECT model_key, start, health FROM buckets WHERE start IN (?, ?){scope}", [last, last - windows.step, *params]
+    ):
+        found.setdefault(id_by_key[key], {})[start] = health
+    result = {}
+    for model_id in model_ids:
+        slots = found.get(model_id, {})
+        code = slots.get(last, slots.get(last - windows.step))
+        result[model_id] = Health.NO_DATA if code is None else HEALTH_BY_CODE[code]
+    return result
+
+
+def assess_from(config: FleetConfig, now: datetime, windows: Windows, counts: dict[str, Counts],
+                latest: dict[str, Health], model_ids: list[str]) -> list[Assessment]:
+    policy = config.slo
+    rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
     assessments = []
-    for model_id in scope:
-        per_class = scanned.get(model_id, empty)
-        cumulative = []
-        good = bad = no_data = 0
-        for good_n, bad_n, no_data_n in per_class:
-            good, bad, no_data = good + good_n, bad + bad_n, no_data + no_data_n
-            cumulative.append((good, bad, no_data))
-        full = cumulative[class_of[policy.window]]
-        counts = SliceCounts(good=full[0], bad=full[1], no_data=full[2])
-        rates = {w: burn_rate(SliceCounts(good=cumulative[class_of[w]][0], bad=cumulative[class_of[w]][1]),
-                              policy.objective) for w in rule_windows}
-        status = status_from_counts(counts, rates, now, policy)
-        latest = next((code for code, n in enumerate(per_class[last_class]) if n), None)
-        if latest is None:
-            latest = next((code for code, n in enumerate(per_class[prev_class]) if n), None)
-        health = Health.NO_DATA if latest is None else HEALTH_BY_CODE[latest]
-        long_rates = [rates[rule.long_window] for rule in policy.rules if rates[rule.long_window] is not None]
+    for model_id in model_ids:
+        model_counts = counts[model_id]
+        full = model_counts[windows.span_of[policy.window]]
+        status = status_from_counts(
+            SliceCounts(good=full[0], bad=full[1], no_data=full[2]),
+            {w: burn_rate(SliceCounts(good=model_counts[windows.span_of[w]][0],
+                                      bad=model_counts[windows.span_of[w]][1]), policy.objective)
+             for w in rule_windows},
+            now, policy,
+        )
+        rates = {item.window: item.rate for item in status.burn_rates}
+        long_rates = [rate for rule in policy.rules if (rate := rates.get(rule.long_window)) is not None]
+        health = latest[model_id]
         assessments.append(Assessment(
             model_id=model_id, health=health,
             attention=attention_for(health, {alert.severity for alert in status.alerts}),
