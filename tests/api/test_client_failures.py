@@ -21,6 +21,7 @@ from fleetdesk.client import (
     ClientTimeouts,
     FleetdeskClient,
     FleetdeskError,
+    InvalidAddress,
     NotConfirmed,
     RetryPolicy,
     ServerError,
@@ -208,9 +209,13 @@ async def test_gateway_timeout_on_an_action_is_not_confirmed() -> None:
     assert {r.headers["idempotency-key"] for r in posts} == {intent.idempotency_key}
 
 
-def test_server_address_must_be_http_without_credentials() -> None:
-    with pytest.raises(ValueError, match="credentials") as caught:
+@pytest.mark.parametrize("address", ["127.0.0.1:8787", "ftp://127.0.0.1", "http://", "http://[::1"])
+def test_server_address_must_be_an_http_url(address: str) -> None:
+    with pytest.raises(InvalidAddress, match="http://HOST:PORT"):
+        FleetdeskClient(address, TOKEN)
+
+
+def test_server_address_must_not_carry_credentials() -> None:
+    with pytest.raises(InvalidAddress, match="credentials") as caught:
         FleetdeskClient(f"http://admin:{SECRET}@127.0.0.1:1", TOKEN)
-    assert SECRET not in str(caught.value)
-    with pytest.raises(ValueError, match="http://HOST:PORT"):
-        FleetdeskClient("127.0.0.1:8787", TOKEN)
+    assert SECRET not in str(caught.value) and isinstance(caught.value, ValueError)

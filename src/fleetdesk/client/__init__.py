@@ -19,6 +19,7 @@ from fleetdesk.client._errors import (
     FleetdeskError,
     Forbidden,
     IdempotencyConflict,
+    InvalidAddress,
     NotConfirmed,
     NotFound,
     RuleViolation,
@@ -36,7 +37,7 @@ from fleetdesk.client._token import load_token
 __all__ = [
     "ActionIntent", "AlreadyAcknowledged", "BadRequest", "BadResponse", "ClientTimeouts", "Conflict",
     "ConnectionState", "ConnectionUpdate", "EventFeed", "EventStreamPolicy", "EventUpdate", "FleetdeskClient",
-    "FleetdeskError", "Forbidden", "IdempotencyConflict", "ModelFilters", "NotConfirmed", "NotFound",
+    "FleetdeskError", "Forbidden", "IdempotencyConflict", "InvalidAddress", "ModelFilters", "NotConfirmed", "NotFound",
     "PageRequest", "RetryPolicy", "RuleViolation", "ServerError", "StaleState", "TokenError",
     "Unauthorized", "Unavailable", "Update", "load_token",
 ]

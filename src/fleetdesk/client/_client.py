@@ -12,7 +12,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from fleetdesk.client._calls import BearerAuth, Call, Caller
-from fleetdesk.client._errors import FleetdeskError
+from fleetdesk.client._errors import FleetdeskError, InvalidAddress
 from fleetdesk.client._events import EventFeed
 from fleetdesk.client._intent import ActionIntent, new_idempotency_key
 from fleetdesk.client._policy import ClientTimeouts, EventStreamPolicy, RetryPolicy
@@ -88,12 +88,15 @@ class FleetdeskClient:
     ) -> None:
         if token is not None and not isinstance(token, SecretStr):
             raise TypeError("token must be a pydantic SecretStr (use load_token)")
-        url = httpx.URL(base_url)
+        try:
+            url = httpx.URL(base_url)
+        except httpx.InvalidURL:
+            url = httpx.URL()
         if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError("the server address must look like http://HOST:PORT or https://HOST")
+            raise InvalidAddress("the server address must look like http://HOST:PORT or https://HOST")
         if url.userinfo:
             # A secret in the URL would show up in reprs and messages; tokens go in their own place.
-            raise ValueError("the server address must not contain credentials; use a token (load_token)")
+            raise InvalidAddress("the server address must not contain credentials; use a token (load_token)")
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
         self.retry = retry

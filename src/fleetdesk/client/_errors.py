@@ -31,6 +31,10 @@ class TokenError(FleetdeskError):
     """The token could not be loaded (unreadable, malformed, or a file other users can read)."""
 
 
+class InvalidAddress(FleetdeskError, ValueError):
+    """The server address is not an http(s) URL, or carries credentials."""
+
+
 class BadRequest(FleetdeskError):
     """400 and other 4xx the client cannot act on: the request itself was malformed."""
 
