@@ -26,7 +26,9 @@ from .processes import Daemon, free_port, prometheus, wait_until
 pytestmark = pytest.mark.integration
 
 BUCKET = timedelta(seconds=4)
-"""Short buckets so the test sees several close; a 1 s scrape interval fits three scrapes in each."""
+"""Short buckets so the test sees several close; a 0.5 s scrape interval fits several scrapes in each."""
+SCRAPE_MARGIN = timedelta(seconds=1.5)
+"""An ingest must finish this long before its bucket ends, so a scrape surely sees it inside the bucket."""
 MODEL = "ig_stories_tray_mtml.v30"
 DEADLINE = 30.0
 
@@ -128,6 +130,9 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
             sums = traffic(step)
             start = boundary - BUCKET
             await admin.ingest([IngestBucket(model_id=MODEL, start=start, **sums.model_dump())])
+            taken = (datetime.now(UTC) - boundary).total_seconds()
+            assert taken < (BUCKET - SCRAPE_MARGIN).total_seconds(), (
+                f"the ingest finished {taken:.1f}s into the bucket: too late to be surely scraped inside it")
             ingested[start] = sums
             boundary += BUCKET
 
