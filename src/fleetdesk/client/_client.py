@@ -62,7 +62,7 @@ class ModelFilters(BaseModel):
     tier: tuple[Tier, ...] = Field(default=(), description="Any of these tiers")
     role: Role | None = None
     health: Health | None = None
-    q: str | None = Field(default=None, description="Substring of the model id")
+    q: str | None = Field(default=None, description="Text in the id, type, team, rotation or purpose")
 
 
 class PageRequest(BaseModel):

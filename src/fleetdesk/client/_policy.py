@@ -62,7 +62,7 @@ class EventStreamPolicy(BaseModel):
         default=3, ge=1, description="Consecutive failed stream connections before falling back to polling"
     )
     poll_interval: float = Field(default=2.0, gt=0.0, description="Seconds between polls of the event log")
-    poll_batch: int = Field(default=500, ge=1, description="Events fetched per poll")
+    poll_batch: int = Field(default=500, ge=1, le=500, description="Events fetched per poll (the server allows 500)")
     stream_recheck: float = Field(
         default=60.0, gt=0.0, description="While polling, seconds between attempts to get the stream back"
     )
