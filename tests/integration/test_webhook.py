@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient, RetryPolicy
+from fleetdesk.server import incidents
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.integrations.options import attach_paging
 from fleetdesk.server.integrations.outbox import RetryBackoff
@@ -77,7 +78,7 @@ def independent_signature(timestamp: str, body: bytes) -> str:
     return "sha256=" + hmac.new(SECRET, f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
 
 
-async def test_webhook_pages_are_signed_and_a_refused_one_is_retried(
+async def test_webhook_pages_and_resolves_are_signed_and_a_refused_one_is_retried(
     small_server: EmbeddedServer, receiver: Receiver
 ) -> None:
     receiver.statuses = [503]  # the receiver refuses the first try
@@ -88,9 +89,15 @@ async def test_webhook_pages_are_signed_and_a_refused_one_is_retried(
                                    retry=RetryPolicy(attempts=1)) as client:
             result = await client.escalate(MODEL, reason="calibration 1.3 and rising")
         tries = [receiver.next(), receiver.next()]
+        # The model is stable, so its incident resolves when checked; the receiver then hears "resolve".
+        assert result.incident_id is not None
+        backend = small_server.backend
+        with backend.write() as conn:
+            assert incidents.resolve_if_clear(conn, result.incident_id, backend.clock.now())
+        resolve = receiver.next()
     finally:
         target.close()
-    for received in tries:
+    for received in (*tries, resolve):
         timestamp = received.headers[TIMESTAMP_HEADER]
         assert abs(time.time() - int(timestamp)) < 60
         assert received.headers[SIGNATURE_HEADER] == independent_signature(timestamp, received.body)
@@ -106,4 +113,8 @@ async def test_webhook_pages_are_signed_and_a_refused_one_is_retried(
     assert event["tier"] == "TIER1"
     assert event["reason"] == "calibration 1.3 and rising"
     assert event["incident_id"] == result.incident_id
+    withdrawn = json.loads(resolve.body)
+    assert withdrawn["event"] == "resolve"
+    assert withdrawn["incident_id"] == result.incident_id and withdrawn["model_id"] == MODEL
+    assert resolve.headers[DELIVERY_HEADER] != tries[0].headers[DELIVERY_HEADER]
     assert SECRET.decode() not in repr(target)
