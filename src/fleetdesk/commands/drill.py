@@ -75,8 +75,6 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
     import asyncio
     import tempfile
 
-    from pydantic import SecretStr
-
     from fleetdesk import locations
     from fleetdesk.console.app import Backend
     from fleetdesk.console.config import load_settings
@@ -84,17 +82,22 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
     from fleetdesk.drills.replay import write_fleet
     from fleetdesk.drills.scoring import to_markdown
     from fleetdesk.drills.session import DrillRun
-    from fleetdesk.server.embedded import start_embedded
+    from fleetdesk.drills.backend import BackendStartError, DrillBackend
 
     out_dir = args.out or locations.data_dir() / "drills"
     with tempfile.TemporaryDirectory(prefix="fleetdesk-drill-") as temp:
-        server = start_embedded(str(write_fleet(fleet, Path(temp) / "fleet.json")), now=scenario.start)
         try:
-            run = DrillRun(scenario, name, plan, server.url, SecretStr(server.admin_token), args.speed)
+            backend = DrillBackend.start(write_fleet(fleet, Path(temp) / "fleet.json"), scenario.start)
+        except BackendStartError as error:
+            print(f"fleetdesk drill: {sanitize_lines(str(error))}", file=sys.stderr)
+            return 2
+        with backend:
+            run = DrillRun(scenario, name, plan, backend.url, backend.admin_token, args.speed)
             # The engineer signs in as on-call for every team, so every playbook action can be tried.
-            backend = Backend(server.url, SecretStr(server.oncall_token), label=f"drill {name}")
+            console_backend = Backend(backend.url, backend.oncall_token, label=f"drill {name}")
             settings = load_settings(ascii=args.ascii)
-            app = DrillApp(backend, run, out_dir=out_dir, settings=settings, conclude_by_itself=script is None)
+            app = DrillApp(console_backend, run, out_dir=out_dir, settings=settings,
+                           conclude_by_itself=script is None)
             if script is None:
                 app.run()
                 card = app.scorecard
@@ -102,8 +105,6 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
                 from fleetdesk.drills.headless import play
 
                 card = asyncio.run(play(app, script))
-        finally:
-            server.stop()
     if card is None:
         print("fleetdesk drill: the drill was closed before its scorecard (ctrl+q); nothing saved", file=sys.stderr)
         return 1

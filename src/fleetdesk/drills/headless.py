@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from textual import events
+from textual.keys import REPLACED_KEYS, key_to_character
+from textual.message_pump import MessagePump
+
 from fleetdesk.drills.console import DrillApp
 from fleetdesk.drills.script import KeyScript
 from fleetdesk.drills.scoring import Scorecard
@@ -13,12 +17,17 @@ GRACE_SECONDS = 3.0
 """After the last key the drill runs on this long (unless complete sooner), so the last action lands."""
 HEADLESS_SIZE = (120, 40)
 START_TIMEOUT = 30.0
+SETTLE_TIMEOUT = 30.0
+ENDLESS_WORKER_GROUPS = frozenset({"live", "drill"})
+"""Workers that run for the app's whole life (the console's live feed, the drill's end watch)."""
+ACTION_WORKER_GROUPS = ("preview-", "action-")
+"""The console's worker groups for an action's dry run and for the action itself."""
 
 
 async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS,
                size: tuple[int, int] = HEADLESS_SIZE) -> Scorecard:
     """Run the drill with ``script`` at the keys and return its scorecard (also saved when the app saves)."""
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size):
         run = app.run
         async with asyncio.timeout(START_TIMEOUT):
             await run.started.wait()
@@ -31,6 +40,8 @@ async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS
                 if run.paged_at is None:
                     break  # never paged: nothing to respond to; the scorecard says so
                 due = run.paged_at + step.at
+            elif step.origin == "previous":
+                due = run.elapsed() + step.at
             else:
                 due = step.at
             if due > limit:
@@ -38,8 +49,64 @@ async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS
             delay = due - run.elapsed()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await pilot.press(*step.presses())
+            if step.keys is not None:
+                for key in step.presses():
+                    await press(app, key)
+            else:
+                # Typed text goes to one input: deliver it all, then wait once.
+                await press(app, *step.presses())
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(max(min(grace, limit - run.elapsed()), 0.0)):
                 await run.complete.wait()
         return await app.conclude()
+
+
+async def press(app: DrillApp, *keys: str) -> None:
+    """Deliver keys as the terminal would, then wait until the app is ready for the next one.
+
+    Ready means: the app and its screen have handled the key; when the key
+    opened another screen, the work it started (loading its model) has
+    finished once; and a playbook action in flight (the console's dry-run and action
+    workers) has finished and been shown, as an engineer waits for the model
+    or the dialog before pressing the next key. Pilot.press instead waits for
+    the whole process to go idle, which never happens while the replay keeps
+    it busy.
+    """
+    workers_before, screen_before = set(app.workers), app.screen
+    for key in keys:
+        app.post_message(events.Key(key, key_to_character(REPLACED_KEYS.get(key, key))))
+    async with asyncio.timeout(SETTLE_TIMEOUT):
+        await _settled(app)
+        if app.screen is not screen_before:
+            started = [w for w in app.workers if w not in workers_before and w.group not in ENDLESS_WORKER_GROUPS]
+            await asyncio.gather(*(worker.wait() for worker in started), return_exceptions=True)
+        while True:
+            await _settled(app)
+            busy = [worker for worker in app.workers
+                    if worker.group.startswith(ACTION_WORKER_GROUPS) and not worker.is_finished]
+            if not busy:
+                return
+            await asyncio.gather(*(worker.wait() for worker in busy), return_exceptions=True)
+
+
+async def _settled(app: DrillApp) -> None:
+    await _drained(app)
+    await _drained(app.screen, *app.screen.walk_children())
+
+
+async def _drained(*nodes: MessagePump) -> None:
+    """Until every node has processed the messages it had when this was called."""
+    pending = [node for node in nodes if node.is_running]
+    done = asyncio.Event()
+    left = len(pending)
+
+    def one_done() -> None:
+        nonlocal left
+        left -= 1
+        if left == 0:
+            done.set()
+
+    scheduled = sum(1 for node in pending if node.call_later(one_done))
+    left -= len(pending) - scheduled
+    if left > 0:
+        await done.wait()

@@ -114,27 +114,29 @@ def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
     return ReplayPlan(start=start, bucket=bucket, incidents=incidents, ticks=ticks)
 
 
-SendTick = Callable[[Tick], Awaitable[None]]
+SendTicks = Callable[[list[Tick]], Awaitable[None]]
 
 
-async def replay(plan: ReplayPlan, send: SendTick, speed: float = DEFAULT_SPEED, *, began: float | None = None,
-                 on_tick: Callable[[Tick, float], None] | None = None) -> None:
+async def replay(plan: ReplayPlan, send: SendTicks, speed: float = DEFAULT_SPEED, *, began: float | None = None) -> None:
     """Send each tick when its bucket closes on the compressed clock (tick i at (i+1)/speed s).
 
-    A slow backend delays ticks but never drops or reorders them: a late tick
-    goes out at once and the next one keeps its own schedule. ``on_tick`` gets
-    each tick and the wall offset it was sent at, in seconds from ``began``
-    (the event loop time the drill started; now when not given).
+    A slow backend never makes the drill's clock slower: ticks that fell due
+    while the last send was in flight go out together in the next send, in
+    order, so scenario time keeps pace with ``speed`` and nothing is dropped.
+    (The backend then judges them as one late batch, as it would a feed that
+    caught up.) ``began`` is the event loop time the drill started (now when
+    not given).
     """
     if speed <= 0:
         raise ValueError("speed must be positive")
     loop = asyncio.get_running_loop()
     if began is None:
         began = loop.time()
-    for tick in plan.ticks:
-        delay = began + (tick.index + 1) / speed - loop.time()
+    sent = 0
+    while sent < len(plan.ticks):
+        delay = began + (sent + 1) / speed - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
-        await send(tick)
-        if on_tick is not None:
-            on_tick(tick, loop.time() - began)
+        due = max(sent + 1, min(int((loop.time() - began) * speed), len(plan.ticks)))
+        await send(list(plan.ticks[sent:due]))
+        sent = due

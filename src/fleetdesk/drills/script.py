@@ -7,30 +7,32 @@ A script is a JSON list of steps, oldest first::
      {"at": 1.1, "from": "page", "type": "ig_feed_ranking_exp_b"},
      {"at": 1.2, "from": "page", "keys": "enter e y"}]
 
-``at`` is wall seconds after the drill started, or after the first page with
-``"from": "page"`` (a script written that way does not depend on how fast the
-machine replays). ``keys`` is one or more Textual key names separated by
+``at`` is wall seconds after the drill started; with ``"from": "page"`` after
+the first page, and with ``"from": "previous"`` after the previous step was
+handled (a script timed that way does not depend on how fast the machine
+replays or types). ``keys`` is one or more Textual key names separated by
 spaces; ``type`` is literal text, typed one character at a time.
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Literal
 
+from textual.keys import KEY_NAME_REPLACEMENTS
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 from fleetdesk.drills.scenario import ScenarioError, ScenarioProblem, _field
 
-_KEY_NAMES = {" ": "space"}
 
 
 class ScriptStep(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     at: float = Field(ge=0.0, description="Wall seconds after the start (or after the first page)")
-    origin: Literal["start", "page"] = Field(default="start", alias="from")
+    origin: Literal["start", "page", "previous"] = Field(default="start", alias="from")
     keys: str | None = Field(default=None, min_length=1, description="Key names separated by spaces")
     type: str | None = Field(default=None, min_length=1, description="Text typed character by character")
 
@@ -44,7 +46,7 @@ class ScriptStep(BaseModel):
         """The key names this step presses, in order."""
         if self.keys is not None:
             return self.keys.split()
-        return [_KEY_NAMES.get(char, char) for char in self.type or ""]
+        return [key_for_character(char) for char in self.type or ""]
 
 
 class KeyScript(RootModel[list[ScriptStep]]):
@@ -54,12 +56,25 @@ class KeyScript(RootModel[list[ScriptStep]]):
     def _ordered(self) -> KeyScript:
         last: dict[str, float] = {}
         for index, step in enumerate(self.root):
+            if step.origin == "previous":
+                continue
             if step.at < last.get(step.origin, 0.0):
                 raise ValueError(f"step {index} at {step.at}s comes before an earlier step")
             if step.origin == "start" and "page" in last:
                 raise ValueError(f"step {index}: a step timed from the start cannot follow one timed from the page")
             last[step.origin] = step.at
         return self
+
+
+def key_for_character(character: str) -> str:
+    """Textual's key name for a typed character ("a", "minus", "full_stop", "space")."""
+    if character.isalnum():
+        return character
+    try:
+        name = unicodedata.name(character).lower().replace("-", "_").replace(" ", "_")
+    except ValueError:
+        return character
+    return KEY_NAME_REPLACEMENTS.get(name, name)
 
 
 def load_script(path: Path) -> KeyScript:

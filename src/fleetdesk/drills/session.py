@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,7 +54,6 @@ class DrillRun:
         self.paged = asyncio.Event()
         """Set when the first incident of the drill opens."""
         self._tasks: list[asyncio.Task[None]] = []
-        self._on_tick: list[Callable[[Tick], None]] = []
 
     def elapsed(self) -> float:
         """Wall seconds since the drill started."""
@@ -63,9 +61,6 @@ class DrillRun:
 
     def record_key(self, key: str) -> None:
         self.keystrokes.append(Keystroke(wall=round(self.elapsed(), 3), key=key))
-
-    def on_tick(self, callback: Callable[[Tick], None]) -> None:
-        self._on_tick.append(callback)
 
     async def start(self) -> None:
         """Connect, note where the event log stands, then start the replay and the watch."""
@@ -96,13 +91,13 @@ class DrillRun:
         self._ending.set()
 
     async def _replay(self) -> None:
-        async def send(tick: Tick) -> None:
-            await self._client.set_clock(tick.end, idempotency_key=f"drill-{self.name}-clock-{tick.index}")
-            if tick.buckets:
-                await self._client.ingest(list(tick.buckets), idempotency_key=f"drill-{self.name}-tick-{tick.index}")
-            self.ticks_sent += 1
-            for callback in self._on_tick:
-                callback(tick)
+        async def send(ticks: list[Tick]) -> None:
+            first, last = ticks[0].index, ticks[-1].index
+            await self._client.set_clock(ticks[-1].end, idempotency_key=f"drill-{self.name}-clock-{last}")
+            buckets = [bucket for tick in ticks for bucket in tick.buckets]
+            if buckets:
+                await self._client.ingest(buckets, idempotency_key=f"drill-{self.name}-ticks-{first}-{last}")
+            self.ticks_sent = last + 1
 
         try:
             await replay(self.plan, send, self.speed, began=self._began)
