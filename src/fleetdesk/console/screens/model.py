@@ -88,6 +88,8 @@ class ModelScreen(ConsoleScreen):
         self.series: StabilitySeries | None = None
         self.incident: IncidentDetail | None = None
         self.in_flight: dict[ActionKind, ActionIntent] = {}
+        self._load_worker: Worker | None = None
+        self._reload_after_load = False
         self.unconfirmed: dict[ActionKind, ActionIntent] = {}
         """Intents whose outcome is unknown (timeout): a retry sends the same one, same key."""
         self.previews: dict[ActionKind, ActionResult] = {}
@@ -110,7 +112,7 @@ class ModelScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         self.query_one(ModelContext).update("loading…")
-        self.load()
+        self.reload()
 
     # --- data -----------------------------------------------------------------
 
@@ -129,12 +131,26 @@ class ModelScreen(ConsoleScreen):
             raise
         self.post_message(ModelLoaded(detail, lineage, series, incident))
 
+    def reload(self) -> None:
+        """Load again for a live update; a load in flight finishes first, then one more runs.
+
+        Cancelling it instead (an exclusive restart) starves the page while
+        updates come faster than a load takes, as in a compressed drill.
+        """
+        if self._load_worker is not None and not self._load_worker.is_finished:
+            self._reload_after_load = True
+            return
+        self._load_worker = self.load()
+
     @work(exclusive=True, group="series-load", exit_on_error=False)
     async def load_series(self) -> None:
         series = await self.app.client.stability(self.model_id, self.window)  # type: ignore[attr-defined]
         self.post_message(SeriesLoaded(series))
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
+        if self._reload_after_load:
+            self._reload_after_load = False
+            self.call_later(self.reload)
         self.detail, self.lineage, self.incident = message.detail, message.lineage, message.incident
         self.app.data_arrived()  # type: ignore[attr-defined]
         self._show()
@@ -176,13 +192,13 @@ class ModelScreen(ConsoleScreen):
         if isinstance(data, BucketClosedData) and data.model_id in mine:
             self.load_series()  # charts change only when a bucket closes
         elif isinstance(data, SloChangedData) and data.model_id == self.model_id:
-            self.load()
+            self.reload()
         elif isinstance(data, ActionEventData) and (
             data.result.model_id == self.model_id or any(c.model_id == self.model_id for c in data.result.changes)
         ):
-            self.load()
+            self.reload()
         elif isinstance(data, IncidentEventData) and self.model_id in data.incident.model_ids:
-            self.load()
+            self.reload()
 
     def refetch(self) -> None:
         self.load()
