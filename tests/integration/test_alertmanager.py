@@ -89,6 +89,7 @@ async def test_escalation_arrives_with_identity_labels_deduplicates_and_resolves
         assert model.purpose in annotations["context"]
         assert annotations["console"] == f"fleetdesk console --server {paged_server.url}  # then open {model.id}"
         assert annotations["incident"] == str(first.incident_id)
+        assert alert["generatorURL"] == f"{paged_server.url}/v1/models/{model.id}"
 
         await client.escalate(model.id, reason="still climbing")
         fingerprint = alert["fingerprint"]

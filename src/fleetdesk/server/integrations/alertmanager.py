@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
@@ -23,7 +24,7 @@ from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
 from fleetdesk.server.integrations.urls import public_url
-from fleetdesk.wire import Page
+from fleetdesk.wire import EscalationTarget, Page
 
 ALERT_NAME = "FleetdeskEscalation"
 
@@ -64,10 +65,9 @@ def alert_labels(page: Page, model: Model) -> dict[str, str]:
     }
 
 
-def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedelta, server_url: str,
-                     generator_url: str | None = None) -> PostableAlert:
+def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedelta, server_url: str) -> PostableAlert:
     """The alert announcing one escalation page."""
-    who = "the owning team" if page.target == "owner" else f"the team of an upstream model of {model.id}"
+    who = "the owning team" if page.target is EscalationTarget.OWNER else f"the team of an upstream model of {model.id}"
     fallback = f"baseline {model.baseline_model_id}" if model.baseline_model_id else "no baseline"
     return PostableAlert(
         labels=alert_labels(page, model),
@@ -85,7 +85,8 @@ def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedel
         },
         starts_at=starts_at,
         ends_at=starts_at + ttl,
-        generator_url=generator_url,
+        # Alertmanager links this as the alert's source: the model in fleetdesk's API.
+        generator_url=f"{server_url}/v1/models/{quote(model.id, safe='')}",
     )
 
 
@@ -101,13 +102,11 @@ class AlertmanagerTarget(OutboundPagingTarget):
         ttl: timedelta = timedelta(hours=24),
         timeout: float = 5.0,
         backoff: RetryBackoff | None = None,
-        generator_url: str | None = None,
         sweep_interval: float = 2.0,
     ) -> None:
         super().__init__(server_url, backoff, sweep_interval)
         self.url = url.rstrip("/")
         self.ttl = ttl
-        self.generator_url = generator_url
         self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 2.0)))
 
     @property
@@ -115,7 +114,7 @@ class AlertmanagerTarget(OutboundPagingTarget):
         return f"Alertmanager at {public_url(self.url)}"
 
     def page_payload(self, page: Page, model: Model, sent_at: datetime) -> Any:
-        return [escalation_alert(page, model, sent_at, self.ttl, self.server_url, self.generator_url).wire()]
+        return [escalation_alert(page, model, sent_at, self.ttl, self.server_url).wire()]
 
     def resolve_payload(self, page_payload: Any, resolved_at: datetime) -> Any:
         resolved = []
