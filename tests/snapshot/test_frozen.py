@@ -31,7 +31,7 @@ async def test_list_models_filters_sorts_and_pages_like_the_server() -> None:
 
 async def test_reads_outside_the_snapshot_say_so_and_actions_are_refused() -> None:
     client = _client()
-    with pytest.raises(NotFound, match="holds no 7d series \\(it holds: 24h\\)"):
+    with pytest.raises(NotFound, match="holds no 7d series of ig_feed_late_mtml_exp7 \\(it holds: 24h\\)"):
         await client.stability(factory.MODEL_ID, Window.D7)
     with pytest.raises(NotFound, match="incident 99 is not in this snapshot"):
         await client.incident(99)

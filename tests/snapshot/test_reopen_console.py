@@ -150,11 +150,17 @@ async def test_reopened_console_has_no_action_keys_and_every_screen_works(server
         await _wait_for(pilot, lambda: isinstance(app.screen, AuditScreen), "the audit screen")
         await _wait_for(pilot, lambda: "NE regression since the x1 launch" in "".join(_screen_text(app)),
                         "the rollback in the audit log")
+        await pilot.press("escape", "b")  # the baseline is one key away, so it was captured too
+        await _wait_for(pilot, lambda: getattr(app.screen, "model_id", None) == "ig_feed_late-stage_mtml.v41"
+                        and _model_loaded(app), "the baseline's model screen")
+        assert any("snapshot by oncall" in line for line in _screen_text(app))
         await pilot.press("escape", "escape")
         await _wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet screen")
         text = "\n".join(_screen_text(app))
-        assert f"{len(snapshot.models)} models  2 open incidents" in text
-        assert "-4%  TIER2  ig_feed_late-stage_mtml.x…  #2" in text and "snapshot by oncall" in text
+        assert f"{len(snapshot.models)} models" in text and "snapshot by oncall" in text
+        assert all(row.id[:20] in text for row in snapshot.models)
+        [row] = [line for line in _screen_text(app) if " -4% " in line]
+        assert "ig_feed_late-stage_mtml.x" in row and "TIER2" in row and "#2" in row
 
 
 def test_reopened_screen_snapshot(server: EmbeddedServer, tmp_path: Path, snap_compare) -> None:

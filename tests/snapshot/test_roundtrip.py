@@ -108,8 +108,13 @@ async def test_frozen_client_answers_the_console_reads_like_the_server(server: E
         assert frozen.banner.startswith("snapshot by oncall at 2026-11-30 12:00:00 UTC (read-only)")
         with pytest.raises(NotFound, match="no 24h series"):
             await frozen.stability(EXPERIMENT, Window.H24)
+        # The models one key away (baseline, holdout, upstream) are held at the shown window; others are not.
+        assert await frozen.model(BASELINE) == await live.model(BASELINE)
+        assert await frozen.stability(BASELINE, Window.H6) == await live.stability(BASELINE, Window.H6)
+        upstream = (await live.lineage(EXPERIMENT)).upstream[0].id
+        assert await frozen.lineage(upstream) == await live.lineage(upstream)
         with pytest.raises(NotFound, match="not in this snapshot"):
-            await frozen.model(BASELINE)
+            await frozen.model("fb_feed_late-stage_dhen.v52")
 
 
 def test_export_of_an_unknown_model_fails_in_one_line_and_writes_nothing(server: EmbeddedServer, tmp_path: Path) -> None:

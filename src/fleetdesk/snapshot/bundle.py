@@ -61,6 +61,17 @@ class View(BaseModel):
     window: Window = Window.H24
 
 
+class RelatedModel(BaseModel):
+    """A model one key away from the handed-over one (baseline, holdout, upstream, others in the incident)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: ModelDetail
+    lineage: Lineage
+    stability: list[StabilitySeries] = Field(description="The shown window only")
+    incident: IncidentDetail | None = Field(default=None, description="Its open incident, when not the handed-over one")
+
+
 class Snapshot(BaseModel):
     """A triage handoff snapshot, schema version 2 (the current one)."""
 
@@ -82,6 +93,7 @@ class Snapshot(BaseModel):
     view: View = View()
     screen_svg: str | None = Field(default=None, description="The console screen at export; None from the CLI without a console")
     redactions: dict[str, int] = Field(default_factory=dict, description="How many secrets were masked, by rule name")
+    related: list[RelatedModel] = Field(default_factory=list, description="Models one key away, so their screens open")
 
     def series(self, window: Window) -> StabilitySeries | None:
         """The stability series for ``window``, when it was captured."""

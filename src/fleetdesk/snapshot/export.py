@@ -22,9 +22,9 @@ import fleetdesk
 from fleetdesk import locations
 from fleetdesk.snapshot import markdown
 from fleetdesk.snapshot.atomic import write_files
-from fleetdesk.snapshot.bundle import ServerRef, Snapshot, View
+from fleetdesk.snapshot.bundle import RelatedModel, ServerRef, Snapshot, View
 from fleetdesk.snapshot.redact import Redactor
-from fleetdesk.wire import AuditRecord, IncidentDetail, ModelSummary, Window
+from fleetdesk.wire import AuditRecord, IncidentDetail, Lineage, ModelDetail, ModelSummary, Window
 
 if TYPE_CHECKING:
     from fleetdesk.client import FleetdeskClient
@@ -89,7 +89,11 @@ async def capture(
     chosen = incident_id if incident_id is not None else detail.open_incident_id
     incident: IncidentDetail | None = await client.incident(chosen) if chosen is not None else None
     involved = incident.model_ids if incident is not None else [model_id]
-    audit = await _audit(client, dict.fromkeys([model_id, *involved]))
+    shown = (view or View(window=Window.H24 if Window.H24 in windows else windows[0])).window
+    audit, related = await asyncio.gather(
+        _audit(client, dict.fromkeys([model_id, *involved])),
+        asyncio.gather(*(_related(client, other, shown, chosen) for other in _one_key_away(detail, lineage, involved))),
+    )
     return Snapshot(
         exported_by=me.user,
         exported_at=info.now,
@@ -103,9 +107,25 @@ async def capture(
         audit=audit,
         fleet=fleet,
         models=models,
-        view=view or View(window=Window.H24 if Window.H24 in windows else windows[0]),
+        view=view or View(window=shown),
         screen_svg=screen_svg,
+        related=list(related),
     )
+
+
+def _one_key_away(detail: ModelDetail, lineage: Lineage, involved: Iterable[str]) -> list[str]:
+    """Models the console opens with one key from this one: baseline, holdout, upstream chain, incident peers."""
+    candidates = [detail.model.baseline_model_id, detail.model.holdout_model_id,
+                  *(entry.id for entry in lineage.upstream), *involved]
+    return [model_id for model_id in dict.fromkeys(candidates) if model_id and model_id != detail.model.id]
+
+
+async def _related(client: FleetdeskClient, model_id: str, window: Window, handed_over: int | None) -> RelatedModel:
+    detail, lineage, series = await asyncio.gather(
+        client.model(model_id), client.lineage(model_id), client.stability(model_id, window))
+    own = detail.open_incident_id
+    incident = await client.incident(own) if own is not None and own != handed_over else None
+    return RelatedModel(model=detail, lineage=lineage, stability=[series], incident=incident)
 
 
 async def _all_models(client: FleetdeskClient) -> list[ModelSummary]:

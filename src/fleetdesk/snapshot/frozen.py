@@ -19,7 +19,7 @@ from typing import Any, Self
 from fleetdesk.client import Forbidden, ModelFilters, NotFound, PageRequest
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.text import sanitize
-from fleetdesk.snapshot.bundle import Snapshot
+from fleetdesk.snapshot.bundle import RelatedModel, Snapshot
 from fleetdesk.wire import (
     AccessRole, ActionKind, ActionResult, AuditPage, EventPage, FleetSummary, Incident, IncidentDetail, IncidentPage,
     IncidentState, Lineage, ModelDetail, ModelPage, ModelSort, ModelSummary, ServerInfo, StabilitySeries, WhoAmI,
@@ -71,7 +71,8 @@ class FrozenClient:
                          offset=page.offset, limit=page.limit)
 
     async def model(self, model_id: str) -> ModelDetail:
-        self._focus(model_id)
+        if model_id != self.snapshot.model_id:
+            return self._related(model_id).model
         detail = self.snapshot.model
         if self.snapshot.incident is not None:
             # The handed-over incident is the one to show, even if it was resolved by export time.
@@ -79,20 +80,21 @@ class FrozenClient:
         return detail
 
     async def lineage(self, model_id: str) -> Lineage:
-        self._focus(model_id)
+        if model_id != self.snapshot.model_id:
+            return self._related(model_id).lineage
         return self.snapshot.lineage
 
     async def stability(self, model_id: str, window: Window = Window.H24) -> StabilitySeries:
-        self._focus(model_id)
-        series = self.snapshot.series(Window(window))
+        held = self.snapshot.stability if model_id == self.snapshot.model_id else self._related(model_id).stability
+        series = next((item for item in held if item.window == Window(window)), None)
         if series is None:
-            held = ", ".join(item.window.value for item in self.snapshot.stability) or "none"
-            raise NotFound(f"the snapshot holds no {Window(window).value} series (it holds: {held})", status=404)
+            windows = ", ".join(item.window.value for item in held) or "none"
+            raise NotFound(f"the snapshot holds no {Window(window).value} series of {sanitize(model_id, 200)} "
+                           f"(it holds: {windows})", status=404)
         return series
 
     async def slo(self, model_id: str) -> SloStatus:
-        self._focus(model_id)
-        return self.snapshot.model.slo
+        return (await self.model(model_id)).slo
 
     async def incidents(self, state: IncidentState | None = None, model_id: str | None = None,
                         page: PageRequest | None = None) -> IncidentPage:
@@ -106,10 +108,11 @@ class FrozenClient:
                             offset=page.offset, limit=page.limit)
 
     async def incident(self, incident_id: int) -> IncidentDetail:
-        held = self.snapshot.incident
-        if held is None or held.id != int(incident_id):
+        held = [self.snapshot.incident, *(item.incident for item in self.snapshot.related)]
+        found = next((item for item in held if item is not None and item.id == int(incident_id)), None)
+        if found is None:
             raise NotFound(f"incident {int(incident_id)} is not in this snapshot", status=404)
-        return held
+        return found
 
     async def audit(self, model_id: str | None = None, actor: str | None = None, action: ActionKind | None = None,
                     since: datetime | None = None, until: datetime | None = None,
@@ -139,10 +142,12 @@ class FrozenClient:
     async def perform(self, intent: Any) -> ActionResult:
         raise Forbidden("this is a read-only snapshot: actions go to the live console", status=403)
 
-    def _focus(self, model_id: str) -> None:
-        if model_id != self.snapshot.model_id:
+    def _related(self, model_id: str) -> RelatedModel:
+        found = next((item for item in self.snapshot.related if item.model.model.id == model_id), None)
+        if found is None:
             raise NotFound(f"model {sanitize(model_id, 200)} is not in this snapshot; it holds "
-                           f"{sanitize(self.snapshot.model_id, 200)} only", status=404)
+                           f"{sanitize(self.snapshot.model_id, 200)} and the models one key away from it", status=404)
+        return found
 
 
 def _matches(row: ModelSummary, filters: ModelFilters) -> bool:
