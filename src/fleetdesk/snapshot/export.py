@@ -80,7 +80,8 @@ async def capture(
     screen_svg: str | None = None,
 ) -> Snapshot:
     """Everything a handoff about ``model_id`` needs, as the server answers it now (not yet redacted)."""
-    windows = list(dict.fromkeys(windows))
+    # The shown window is always captured: the reopened console opens on it.
+    windows = list(dict.fromkeys([*([view.window] if view is not None else []), *windows]))
     info, me, detail, lineage, fleet, models, *series = await asyncio.gather(
         client.info(), client.me(), client.model(model_id), client.lineage(model_id),
         client.fleet_summary(), _all_models(client),
@@ -89,10 +90,11 @@ async def capture(
     chosen = incident_id if incident_id is not None else detail.open_incident_id
     incident: IncidentDetail | None = await client.incident(chosen) if chosen is not None else None
     involved = incident.model_ids if incident is not None else [model_id]
-    shown = (view or View(window=Window.H24 if Window.H24 in windows else windows[0])).window
+    view = view or View(window=Window.H24 if Window.H24 in windows else windows[0])
     audit, related = await asyncio.gather(
         _audit(client, dict.fromkeys([model_id, *involved])),
-        asyncio.gather(*(_related(client, other, shown, chosen) for other in _one_key_away(detail, lineage, involved))),
+        asyncio.gather(*(_related(client, other, view.window, chosen)
+                         for other in _one_key_away(detail, lineage, involved))),
     )
     return Snapshot(
         exported_by=me.user,
@@ -107,7 +109,7 @@ async def capture(
         audit=audit,
         fleet=fleet,
         models=models,
-        view=view or View(window=shown),
+        view=view,
         screen_svg=screen_svg,
         related=list(related),
     )
