@@ -206,3 +206,20 @@ def test_reopened_incident_screen_snapshot_80x24(snap_compare) -> None:
         await _wait_for(pilot, lambda: "pwned" in "".join(_screen_text(app)), "the incident notes")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=drawn)
+
+
+@pytest.mark.parametrize("screen", list(Screen))
+def test_headless_screenshot_draws_the_exported_view(screen: Screen) -> None:
+    import factory
+    import svgtext
+
+    from fleetdesk.snapshot.bundle import View
+    from fleetdesk.snapshot.console import render_svg
+
+    svg, why_not = render_svg(factory.snapshot().model_copy(update={"view": View(screen=screen)}), (80, 24))
+    assert svg is not None, why_not
+    shown = "\n".join(svgtext.rows(svg))
+    assert "snapshot by alice at 2026-12-03 06:00:00 UTC (read-only)" in shown
+    title = {Screen.FLEET: "fleetdesk · fleet", Screen.MODEL: "fleetdesk · model ig_feed_late_mtml_exp7",
+             Screen.INCIDENT: "fleetdesk · incident #7"}[screen]
+    assert shown.lstrip().startswith(title)

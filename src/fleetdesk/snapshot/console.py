@@ -13,6 +13,8 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from textual.widgets import Static
+
 from fleetdesk.client import FleetdeskError
 from fleetdesk.console import app as console_app
 from fleetdesk.console.app import Backend, FleetdeskApp
@@ -73,12 +75,15 @@ class SnapshotConsole(FleetdeskApp):
 
     def drawn(self) -> bool:
         """True once the screen the snapshot opens on shows its data."""
+        from fleetdesk.console.screens.incident import IncidentScreen
+
         screen = self.screen
-        if self.snapshot.view.screen is Screen.FLEET or not self.snapshot.model_id:
-            return getattr(screen, "_loaded", False)
-        detail = getattr(screen, "detail", None)
-        series = getattr(screen, "series", None)
-        return detail is not None and series is not None
+        view = self.snapshot.view.screen
+        if view is Screen.INCIDENT and self.snapshot.incident is not None:
+            return isinstance(screen, IncidentScreen) and bool(str(screen.query_one("#timeline", Static).content))
+        if view is Screen.FLEET:
+            return bool(getattr(screen, "_loaded", False))
+        return getattr(screen, "detail", None) is not None and getattr(screen, "series", None) is not None
 
 
 async def screenshot(snapshot: Snapshot, size: tuple[int, int] = SCREENSHOT_SIZE) -> str:
