@@ -43,3 +43,13 @@ def test_nothing_done_and_no_notes_say_so() -> None:
     text = markdown.render(snap)
     assert "- Nothing yet: no action is recorded in the audit log." in text
     assert "- No notes were left." in text
+
+
+def test_model_notes_outside_an_incident_are_next_steps_too() -> None:
+    snap = factory.snapshot(audit_records=2)
+    record = snap.audit[1].model_copy(update={"incident_id": None, "detail": {"text": "next: recheck at 09:00"}})
+    snap = snap.model_copy(update={"incident": None, "audit": [snap.audit[0], record]})
+    text = markdown.render(snap)
+    assert "- No incident is attached to this snapshot." in text
+    next_steps = text.split("## Next steps (from notes)")[1]
+    assert "alice: next: recheck at 09:00" in next_steps

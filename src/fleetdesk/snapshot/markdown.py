@@ -190,6 +190,8 @@ def _open(snapshot: Snapshot) -> list[str]:
 
 
 def _notes(snapshot: Snapshot) -> list[str]:
-    notes = snapshot.incident.notes if snapshot.incident is not None else []
-    return [f"- {when(note.at)} {text(note.author, 100)}: {text(note.text)}"
-            for note in sorted(notes, key=lambda item: (item.at, item.id))]
+    """Incident notes, and notes left on the model outside any incident (kept only in the audit log)."""
+    notes = [(note.at, note.author, note.text) for note in (snapshot.incident.notes if snapshot.incident else [])]
+    notes += [(record.at, record.actor, record.detail["text"]) for record in snapshot.audit
+              if record.action == "note" and record.incident_id is None and isinstance(record.detail.get("text"), str)]
+    return [f"- {when(at)} {text(author, 100)}: {text(body)}" for at, author, body in sorted(notes, key=lambda n: n[0])]
