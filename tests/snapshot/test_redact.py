@@ -78,3 +78,8 @@ def test_written_bundle_holds_no_secret_and_counts_the_masks(tmp_path: Path) -> 
 def test_public_url_drops_credentials_query_and_fragment() -> None:
     assert public_url("https://bob:s3cret@fleetdesk.example:8443/base/?token=abc#x") == "https://fleetdesk.example:8443/base"
     assert public_url("http://[::1]:9000") == "http://[::1]:9000"
+
+
+def test_redactor_repr_never_shows_the_secret() -> None:
+    redactor = Redactor([TOKEN])
+    assert "fdt_" not in repr(redactor) and "Zq9x" not in repr(redactor) and "known secrets: set" in repr(redactor)

@@ -105,6 +105,11 @@ class Redactor:
         # A bundle repeats the same strings (ids, teams, enum values) thousands of times: mask each once.
         self._seen: dict[str, tuple[str, Counter[str]]] = {}
 
+    def __repr__(self) -> str:
+        # The compiled known-secret pattern holds the token itself: never show it.
+        known = "set" if self._known is not None else "none"
+        return f"Redactor(known secrets: {known}, configured patterns: {len(self._configured)})"
+
     def text(self, value: str) -> str:
         """``value`` with every secret masked (and counted)."""
         seen = self._seen.get(value)
