@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from fleetdesk.domain.registry import Registry
+from fleetdesk.domain.stability import Health
 from fleetdesk.server import slo_board
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.events import EventNotifier
@@ -42,6 +43,9 @@ class Backend:
     _touched: set[str] = field(default_factory=set)
     _counts: dict[str, slo_board.Counts] | None = None
     _counts_windows: slo_board.Windows | None = None
+    _latest: dict[str, Health] = field(default_factory=dict)
+    evaluated_at: datetime | None = None
+    """When every model's SLO state was last brought up to date (stored states may be older but still hold)."""
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -83,26 +87,33 @@ class Backend:
             with self._touched_lock:
                 stale = set(self._touched)  # ingested since our counts were taken: recount those
                 self._touched.clear()
-            held, held_at = self._counts, self._counts_windows
+            held, held_at, held_latest = self._counts, self._counts_windows, self._latest
             # The counting runs on a read snapshot so actions are not held up; models a
             # concurrent ingest touched keep the newer state it stored.
             with self.store.read() as conn:
-                if (held is not None and held_at is not None and not force
-                        and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step):
+                advancing = (held is not None and held_at is not None and not force
+                             and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step)
+                if advancing:
+                    assert held is not None and held_at is not None
                     counts = {m: {span: list(v) for span, v in c.items()} for m, c in held.items() if m not in stale}
                     slo_board.advance_counts(conn, self.model_keys, counts, held_at, windows)
                     if stale:
                         counts.update(slo_board.scan_counts(conn, self.model_keys, windows, sorted(stale)))
                 else:
                     counts = slo_board.scan_counts(conn, self.model_keys, windows)
-                scope = list(self.model_keys)
-                latest = slo_board.latest_health(conn, self.model_keys, windows, scope)
+                latest = slo_board.latest_health(conn, self.model_keys, windows, list(self.model_keys))
+            # A model whose window counts and latest health did not move keeps its stored
+            # state (still true now); usually most of the fleet, so most of the work is skipped.
+            before = held if advancing and held is not None else {}
+            scope = [m for m in self.model_keys
+                     if m in stale or m not in before or counts[m] != before[m] or latest[m] != held_latest.get(m)]
             assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
             with self.write() as conn:
                 with self._touched_lock:
                     fresh = [a for a in assessments if a.model_id not in self._touched]
                 slo_board.apply(conn, self.registry, fresh, now)
-            self._counts, self._counts_windows = counts, windows
+            self._counts, self._counts_windows, self._latest = counts, windows, latest
+            self.evaluated_at = now
             self._refreshed_slot = slot
             return True
 
@@ -114,6 +125,8 @@ class Backend:
     def mark_refreshed(self, now: datetime) -> None:
         """Record that derived state was recomputed at ``now`` by someone else (the clock route)."""
         self._refreshed_slot = slo_board.slot_index(now, self.config)
+        self.evaluated_at = now
+        self._counts = None  # stored states are now newer than our counts: recount next time
 
     def _finish_interrupted_requests(self) -> None:
         # A request whose change committed but whose after-commit delivery was cut

@@ -21,5 +21,8 @@ def get_principal(
     return authenticate(backend.store.connection(), authorization, backend.demo)
 
 
+SQL_INT_MAX = 2**63 - 1
+"""Largest id, offset or position SQLite can bind; larger query values are a 422, not an OverflowError 500."""
+
 BackendDep = Annotated[Backend, Depends(get_backend)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -122,7 +122,7 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     return ModelDetail(
         model=model, decoded=decoded_type(backend, model), live=live_state(row), health=Health(row["health"]),
         attention=Attention(row["attention"]), bands=backend.config.bands_for_type(model.type),
-        slo=SloStatus.model_validate_json(row["slo"]), open_incident_id=row["open_incident_id"],
+        slo=_current(backend, SloStatus.model_validate_json(row["slo"])), open_incident_id=row["open_incident_id"],
         last_bucket_start=None if last is None else from_epoch(last),
     )
 
@@ -130,7 +130,13 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
 def slo_status(backend: Backend, model_id: str) -> SloStatus:
     model_or_404(backend, model_id)
     row = backend.store.connection().execute("SELECT slo FROM models WHERE id = ?", (model_id,)).fetchone()
-    return SloStatus.model_validate_json(row["slo"])
+    return _current(backend, SloStatus.model_validate_json(row["slo"]))
+
+
+def _current(backend: Backend, status: SloStatus) -> SloStatus:
+    """A stored status still holds at the last fleet-wide refresh (it is only rewritten when it changes)."""
+    at = backend.evaluated_at
+    return status if at is None or status.evaluated_at >= at else status.model_copy(update={"evaluated_at": at})
 
 
 def lineage(backend: Backend, model_id: str) -> Lineage:

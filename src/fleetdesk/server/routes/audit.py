@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import AwareDatetime
 
 from fleetdesk.server import views
-from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
 from fleetdesk.wire import API_PREFIX, ActionKind, AuditPage
 
 router = APIRouter(prefix=f"{API_PREFIX}/audit", tags=["audit"])
@@ -23,7 +23,7 @@ def audit(
     action: ActionKind | None = None,
     since: AwareDatetime | None = None,
     until: AwareDatetime | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditPage:
     return views.audit_page(backend, model_id=model_id, actor=actor, action=None if action is None else action.value,

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from fleetdesk.server.backend import Backend
-from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
 from fleetdesk.server.events import last_event_id, read_events
 from fleetdesk.wire import API_PREFIX, EventPage
 
@@ -57,13 +57,15 @@ async def events(
     request: Request,
     backend: BackendDep,
     _: PrincipalDep,
-    last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0)] = None,
+    last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0, le=SQL_INT_MAX)] = None,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Events after Last-Event-ID (header or query); without one, only events from now on."""
     after: int | None = last_event_id_query
-    if last_event_id_header is not None and last_event_id_header.strip().isdigit():
-        after = int(last_event_id_header.strip())
+    header = (last_event_id_header or "").strip()
+    # isdigit() alone admits "²", which int() refuses; an out-of-range id would overflow SQLite.
+    if header.isascii() and header.isdigit() and int(header) <= SQL_INT_MAX:
+        after = int(header)
     if after is None:
         after = await to_thread.run_sync(lambda: last_event_id(backend.store.connection()))
     return StreamingResponse(_stream(request, backend, after), media_type="text/event-stream",
@@ -71,7 +73,7 @@ async def events(
 
 
 @router.get("/log", response_model=EventPage)
-def event_log(backend: BackendDep, _: PrincipalDep, after: Annotated[int, Query(ge=0)] = 0,
+def event_log(backend: BackendDep, _: PrincipalDep, after: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
               limit: Annotated[int, Query(ge=1, le=BATCH)] = 100) -> EventPage:
     """The event log for clients that cannot stream (polling fallback)."""
     conn = backend.store.connection()

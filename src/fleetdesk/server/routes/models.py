@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.server import views
-from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
 from fleetdesk.server.metrics_source import MetricsSourceError
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import epoch, from_epoch
@@ -43,7 +43,7 @@ def list_models(
     health: Health | None = None,
     q: Annotated[str | None, Query(max_length=200, description="Text in id, type, team, rotation or purpose")] = None,
     sort: ModelSort = ModelSort.WORST,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> ModelPage:
     return views.list_models(backend, app=app, surface=surface, tiers=tier or [], role=role, health=health,
