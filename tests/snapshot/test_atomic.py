@@ -191,3 +191,16 @@ def test_bundle_json_is_written_last_and_loads(tmp_path: Path) -> None:
     assert order == [".x.svg", ".x.md", ".x.json"]
     assert json.loads((tmp_path / "x.json").read_text()) == {}
     assert os.stat(tmp_path / "x.json").st_mode & 0o777 == 0o644
+
+
+def test_next_export_sweeps_old_leftovers_of_killed_writers_only(tmp_path: Path) -> None:
+    old = tmp_path / f".a.json{TEMP_MARK}x1"
+    young = tmp_path / f".b.json{TEMP_MARK}x2"
+    unrelated = tmp_path / f".notes.txt{TEMP_MARK}x3"
+    for path in (old, young, unrelated):
+        path.write_bytes(b"partial")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    os.utime(unrelated, (two_hours_ago, two_hours_ago))
+    write_bundle(factory.snapshot(), Redactor(), tmp_path, name="handoff")
+    assert not old.exists() and young.exists() and unrelated.exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -60,6 +61,22 @@ def write_files(files: Mapping[Path, Chunks], *, mode: int = 0o644,
         if isinstance(error, OSError):
             raise _failure(current, error, renamed) from None
         raise
+
+
+def remove_leftovers(directory: Path, suffixes: Iterable[str], older_than: float) -> list[Path]:
+    """Delete temp files of killed writers (``.NAME.SUFFIX.tmp-*``) untouched for ``older_than`` seconds."""
+    removed = []
+    now = time.time()
+    for suffix in suffixes:
+        for temp in directory.glob(f".*{suffix}{TEMP_MARK}*"):
+            try:
+                # Young ones may belong to a writer still running.
+                if now - temp.stat().st_mtime > older_than:
+                    temp.unlink()
+                    removed.append(temp)
+            except FileNotFoundError:
+                continue
+    return removed
 
 
 def _stage(path: Path, chunks: Chunks, mode: int) -> Path:

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 import fleetdesk
 from fleetdesk import locations
 from fleetdesk.snapshot import markdown
-from fleetdesk.snapshot.atomic import write_files
+from fleetdesk.snapshot.atomic import remove_leftovers, write_files
 from fleetdesk.snapshot.bundle import RelatedModel, ServerRef, Snapshot, View
 from fleetdesk.snapshot.redact import Redactor
 from fleetdesk.wire import AuditRecord, IncidentDetail, Lineage, ModelDetail, ModelSummary, Window
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 PAGE = 500
 BUNDLE_MODE = 0o600
+LEFTOVER_AGE = 3600.0
+"""Seconds after which a temp file of a killed export is swept by the next export into the same folder."""
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -193,6 +195,7 @@ def write_bundle(snapshot: Snapshot, redactor: Redactor, out_dir: Path | None = 
             raise ExportError(f"refusing to write {path.name}: it would contain the exporter's token")
     # Private by default: a handoff holds incident details; the engineer chooses whom to send it to.
     write_files(contents, mode=BUNDLE_MODE)
+    remove_leftovers(directory, (".json", ".md", ".svg"), older_than=LEFTOVER_AGE)
     return bundle
 
 
