@@ -179,7 +179,7 @@ async def test_state_changed_behind_the_console_gives_409_in_plain_words(server)
 async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(server):
     proxy = await HoldingProxy(server.url).start()
     backend = Backend(proxy.url, SecretStr(server.oncall_token),
-                      timeouts=ClientTimeouts(read=1.0, deadline=2.5))
+                      timeouts=ClientTimeouts(read=2.0, deadline=4.0))
     app = FleetdeskApp(backend, ConsoleSettings())
     app.client.retry = RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.1)
     try:

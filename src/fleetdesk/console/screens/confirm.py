@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
@@ -87,30 +87,31 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         self.retry_of = retry_of
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog confirm"):
+        with Vertical(classes="dialog confirm"):
             title = TITLES[self.kind].format(id=sanitize(self.model_id))
             yield Static(Text(f"{title}  ({self.tier})"), classes="dialog-title")
-            if self.retry_of:
-                yield Static(Text(
-                    "Retrying an action that was not confirmed: the same idempotency key is sent, "
-                    "so it cannot run twice. Check the audit log (l) first."), classes="warning")
-            yield Static(preview_text(self.preview, self.arrow), id="preview")
-            if self.kind is ActionKind.NOTE and not self.retry_of:
-                yield Static("Note text (required):")
-                yield Input(id="text", placeholder="what you saw or did", max_length=10000)
-            if strict(self.tier):
-                yield Static(Text(f"{self.tier}: type the model id to confirm:"))
-                yield Input(id="typed-id", placeholder=sanitize(self.model_id))
-            if not self.retry_of and self.kind is not ActionKind.NOTE:
-                needed = "required" if strict(self.tier) else "optional"
-                yield Static(f"Reason ({needed}):")
-                yield Input(id="reason", placeholder="why, for the audit log", max_length=2000)
+            with VerticalScroll(classes="dialog-body"):
+                if self.retry_of:
+                    yield Static(Text(
+                        "Retrying an action that was not confirmed: the same idempotency key is sent, "
+                        "so it cannot run twice. Check the audit log (l) first."), classes="warning")
+                yield Static(preview_text(self.preview, self.arrow), id="preview")
+                if self.kind is ActionKind.NOTE and not self.retry_of:
+                    yield Static("Note text (required):")
+                    yield Input(id="text", placeholder="what you saw or did", max_length=10000, compact=True)
+                if strict(self.tier):
+                    yield Static(Text(f"{self.tier}: type the model id to confirm:"))
+                    yield Input(id="typed-id", placeholder=sanitize(self.model_id), compact=True)
+                if not self.retry_of and self.kind is not ActionKind.NOTE:
+                    needed = "required" if strict(self.tier) else "optional"
+                    yield Static(f"Reason ({needed}):")
+                    yield Input(id="reason", placeholder="why, for the audit log", max_length=2000, compact=True)
             hint = ("Fill in the fields, then Confirm. Esc cancels." if strict(self.tier) or self.kind is ActionKind.NOTE
                     else "Press y to confirm, Esc to cancel.")
             yield Static(hint, classes="dialog-hint", id="hint")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Cancel", id="cancel", variant="primary")
-                yield Button("Confirm", id="confirm", variant="error", disabled=True)
+                yield Button("Cancel", id="cancel", variant="primary", compact=True)
+                yield Button("Confirm", id="confirm", variant="error", disabled=True, compact=True)
 
     def on_mount(self) -> None:
         self._changed()

@@ -34,12 +34,15 @@ class HelpScreen(ModalScreen[None]):
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=True, expand=True, padding=(0, 1))
-        table.add_column("key", no_wrap=True)
-        table.add_column("does")
-        table.add_column("id", no_wrap=True)
+        table.add_column("key", no_wrap=True, width=10)
+        table.add_column("does", no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column("id (keymap)", no_wrap=True, width=16, overflow="ellipsis")
         reason_of = getattr(self.target, "disabled_reason", None)
         seen: set[tuple[str, str]] = set()
-        for key, active in self.target.active_bindings.items():
+        # The screen's own keys first, then the app's, then those of the focused widget (scrolling and such).
+        rank = {self.target: 0, self.app: 1}
+        ordered = sorted(self.target.active_bindings.items(), key=lambda item: rank.get(item[1].node, 2))
+        for key, active in ordered:
             binding = active.binding
             if binding.action in _HIDDEN_ACTIONS or (binding.action, key) in seen:
                 continue
@@ -47,11 +50,12 @@ class HelpScreen(ModalScreen[None]):
             does = Text(binding.tooltip or binding.description or binding.action)
             if not active.enabled:
                 why = reason_of(binding.action) if reason_of is not None else None
-                does.append(f"  (disabled: {why or 'not available now'})", style="italic")
+                # The reason first, so a narrow terminal cuts the tooltip rather than the why.
+                does = Text(f"(disabled: {why or 'not available now'}) {does.plain}", style="dim")
             style = "" if active.enabled else "dim"
             table.add_row(
                 Text(self.app.get_key_display(binding), style=f"bold {style}"),
-                does.copy() if active.enabled else Text(does.plain, style=style),
+                does,
                 Text(binding.id or "", style="dim"),
             )
         return table

@@ -23,8 +23,8 @@ class QuitScreen(ModalScreen[bool]):
             yield Static("Quit fleetdesk?", classes="dialog-title")
             yield Static("Press y to quit, Esc to stay. (ctrl+q quits at once.)")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Cancel", id="cancel", variant="primary")
-                yield Button("Quit", id="quit", variant="error")
+                yield Button("Cancel", id="cancel", variant="primary", compact=True)
+                yield Button("Quit", id="quit", variant="error", compact=True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "quit")

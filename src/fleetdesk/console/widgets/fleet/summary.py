@@ -35,7 +35,7 @@ class FleetCounts(Static):
         line.append(f"{len(models)} models", style="bold")
         if shown != len(models):
             line.append(f" ({shown} shown)")
-        line.append(f"  {open_incidents} open incident{'s' if open_incidents != 1 else ''}")
+        line.append(f" · {open_incidents} open incident{'s' if open_incidents != 1 else ''}")
         line.append(f"   [{glyphs.health[Health.UNSTABLE]} unstable {glyphs.health[Health.NO_DATA]} no data "
                     f"{glyphs.health[Health.STABLE]} stable]\n", style=colours.get("foreground-muted", ""))
         for index, tier in enumerate(Tier):

@@ -36,7 +36,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("owner", "owner", 16, 5),
 )
 
-_MIN_ID_WIDTH = 24
+_MIN_ID_WIDTH = 34
 _MAX_ID_WIDTH = 48
 _CHROME = 2  # the vertical scrollbar
 
@@ -192,7 +192,7 @@ class FleetTable(DataTable):
         incident = f"#{model.open_incident_id}" if model.open_incident_id is not None else ""
         return {
             "health": Text(self.glyphs.attention[model.attention], style=attention_style, no_wrap=True),
-            "budget": Text(budget_text(model.budget_remaining), style=budget_style, justify="right"),
+            "budget": Text(f"{budget_text(model.budget_remaining):>5}", style=budget_style),
             "tier": Text(model.tier.value, style="bold" if model.tier.rank <= 1 else ""),
             "id": Text(sanitize(model.id), no_wrap=True, overflow="ellipsis"),
             "incident": Text(incident),

@@ -88,7 +88,7 @@ class StabilityChart(Widget):
         colours = palette(self.app)
         return {
             "model": Style(color=colours.get("primary"), bold=True),
-            "baseline": Style(color=colours.get("secondary")),
+            "baseline": Style(color=colours.get("secondary"), dim=True),
             "band": Style(color=colours.get("success"), dim=True),
             "bad": Style(color=colours.get("error"), bold=True),
             "muted": Style(color=colours.get("foreground-muted")),

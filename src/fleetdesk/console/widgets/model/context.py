@@ -38,7 +38,7 @@ class ModelContext(Static):
         text.append(sanitize(model.id), style="bold")
         text.append("  ")
         text.append(glyphs.attention[detail.attention], style=f"bold {colours.get(ATTENTION_STYLE[detail.attention], '')}")
-        text.append(f"  {model.tier}  {model.role}", style="bold")
+        text.append(f" · {model.tier} · {model.role}", style="bold")
         text.append("\n")
         text.append(sanitize(detail.decoded.description), style="italic")
         text.append(f"  ({sanitize(model.type)})\n", style=colours.get("foreground-muted", ""))
