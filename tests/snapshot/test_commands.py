@@ -71,9 +71,10 @@ def test_export_to_a_full_disk_fails_in_one_line_and_keeps_the_last_bundle(serve
         pytest.skip("cannot mount a small tmpfs here")
     try:
         args = ("snapshot", "export", "--server", server.url, "--model", "fb_feed_late-stage_dhen.v52",
-                "--out", str(mount))
+                "--out", str(mount), "--no-screenshot")
         env = {"FLEETDESK_TOKEN": server.viewer_token, "XDG_CONFIG_HOME": str(tmp_path / "config")}
-        assert _fleetdesk(*args, env=env).returncode == 0
+        first_run = _fleetdesk(*args, env=env)
+        assert first_run.returncode == 0 and "(no screenshot: --no-screenshot was given)" in first_run.stdout
         first = {path: path.read_bytes() for path in mount.iterdir()}
         free = os.statvfs(mount).f_bavail * os.statvfs(mount).f_frsize
         (mount / "filler").write_bytes(b"\0" * (free - 16 * 1024))  # leave 16 KiB: less than a bundle

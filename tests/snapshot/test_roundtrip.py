@@ -91,7 +91,7 @@ async def test_export_reopen_same_values_and_no_token_in_any_byte(server: Embedd
 
 async def test_frozen_client_answers_the_console_reads_like_the_server(server: EmbeddedServer, tmp_path: Path) -> None:
     await _triage(server)
-    assert _export(server, tmp_path, "--out", str(tmp_path / "out"), "--window", "6h").returncode == 0
+    assert _export(server, tmp_path, "--out", str(tmp_path / "out"), "--window", "6h", "--no-screenshot").returncode == 0
     [json_file] = (tmp_path / "out").glob("*.json")
     frozen = FrozenClient(load_snapshot(json_file).snapshot)
     async with FleetdeskClient(server.url, SecretStr(server.viewer_token)) as live, frozen:

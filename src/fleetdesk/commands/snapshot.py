@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"stability window(s) to capture, one of {', '.join(WINDOWS)}; repeatable; the first "
                         "is the one shown (default: all, showing 24h)")
     export.add_argument("--token-file", type=Path, metavar="PATH", help="0600 file holding the bearer token")
+    export.add_argument("--no-screenshot", action="store_true",
+                        help="skip drawing the console screen (NAME.svg); faster, e.g. for scripts")
     export.set_defaults(func=run)
 
 
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
                             configured_patterns(locations.config_file()))
         sealed = seal(asyncio.run(fetch(FleetdeskClient(args.server, token))), redactor)
         # The console draws the already-masked snapshot, so the screenshot cannot show a secret either.
-        svg, why_not = _screenshot(sealed)
+        svg, why_not = (None, "--no-screenshot was given") if args.no_screenshot else _screenshot(sealed)
         bundle = write_bundle(sealed.model_copy(update={"screen_svg": svg}), redactor, args.out)
     except FleetdeskError as error:
         print(f"fleetdesk snapshot: {error.message}", file=sys.stderr)
