@@ -12,7 +12,9 @@ from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
-from fleetdesk.server.store import HEALTH_BY_CODE, SCHEMA_VERSION, Store, StoreError, bucket_health
+from fleetdesk.server.store import HEALTH_BY_CODE, MIGRATIONS, SCHEMA_VERSION, Store, StoreError, bucket_health
+
+MIGRATIONS_BEFORE = list(MIGRATIONS)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -123,3 +125,27 @@ def test_seeding_opens_incidents_for_models_already_paging(tmp_path: Path) -> No
         "SELECT id FROM models WHERE attention = 'page' AND open_incident_id IS NOT NULL")}
     assert paging and paging == in_incidents
     backend.close()
+
+
+def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from fleetdesk.server import store as store_module
+
+    db = tmp_path / "db.sqlite"
+    Store(db).migrate()
+    broken = (SCHEMA_VERSION + 1, "test: a migration that fails half-way",
+              "CREATE TABLE half_done (x); INSERT INTO no_such_table VALUES (1);")
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, broken])
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    store = Store(db)
+    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+        store.migrate()
+    conn = store.connection()
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").fetchone()[0] == 0
+    store.close()
+    working = (SCHEMA_VERSION + 1, "test: a migration that works", "CREATE TABLE added_later (x);")
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*MIGRATIONS_BEFORE, working])
+    upgraded = Store(db)
+    assert upgraded.migrate() == SCHEMA_VERSION
+    assert upgraded.schema_version() == SCHEMA_VERSION + 1
+    upgraded.close()
