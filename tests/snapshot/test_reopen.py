@@ -99,3 +99,15 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 
 def test_hostile_path_is_sanitized_in_the_message(tmp_path: Path) -> None:
     assert "\\x1b[31m" in _error(tmp_path / "evil\x1b[31m.json")
+
+
+def test_deeply_nested_file_is_refused_not_a_recursion_traceback(tmp_path: Path) -> None:
+    message = _error(_write(tmp_path, b"[" * 200_000 + b"]" * 200_000))
+    assert "nested far deeper than any snapshot" in message
+
+
+def test_huge_file_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    with path.open("wb") as handle:
+        handle.truncate(600 * 1024 * 1024)  # sparse: no real disk used
+    assert "far larger than any snapshot" in _error(path)

@@ -13,6 +13,10 @@ from fleetdesk.domain.text import sanitize
 from fleetdesk.snapshot.bundle import MIGRATIONS, SCHEMA_VERSION, Snapshot
 
 
+MAX_BYTES = 512 * 1024 * 1024
+"""A large-fleet snapshot is a few MB; anything near this is not one (and would only exhaust memory)."""
+
+
 class SnapshotError(Exception):
     """The file is not a snapshot this fleetdesk can open; the message says why, on one line."""
 
@@ -33,6 +37,10 @@ def load_snapshot(path: Path) -> Reopened:
     """Read and validate the snapshot at ``path``; raises SnapshotError with a one-line reason."""
     where = sanitize(str(path))
     try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise SnapshotError(f"{where}: {size / 1e6:.0f} MB is far larger than any snapshot "
+                                f"(limit {MAX_BYTES / 1e6:.0f} MB); not opening it")
         data = path.read_bytes()
     except FileNotFoundError:
         raise SnapshotError(f"{where}: no such file") from None
@@ -53,6 +61,8 @@ def parse_snapshot(data: bytes, where: str = "snapshot") -> Reopened:
         raise SnapshotError(f"{where}: not UTF-8 text (bad byte at offset {error.start}); the file is corrupted") from None
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise SnapshotError(f"{where}: nested far deeper than any snapshot; the file is corrupted") from None
     except json.JSONDecodeError as error:
         # A string cannot span lines in JSON, so an unterminated one means the end of the file was reached.
         if not text[error.pos:].strip() or error.msg.startswith("Unterminated string"):
