@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -48,7 +48,7 @@ class FrozenClient:
     @property
     def banner(self) -> str:
         """'snapshot by USER at TIME (read-only)', sanitized for the screen."""
-        at = self.snapshot.exported_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+        at = self.snapshot.exported_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         return sanitize(f"snapshot by {self.snapshot.exported_by} at {at} (read-only)")
 
     # --- reads ----------------------------------------------------------------
