@@ -125,3 +125,18 @@ def test_export_of_an_unknown_model_fails_in_one_line_and_writes_nothing(server:
     assert done.returncode == 1
     assert done.stderr.startswith("fleetdesk snapshot: ") and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+async def test_export_with_an_explicit_incident_hands_that_one_over(server: EmbeddedServer, tmp_path: Path) -> None:
+    async with FleetdeskClient(server.url, SecretStr(server.viewer_token)) as live:
+        other = next(item for item in (await live.incidents()).items if EXPERIMENT not in item.model_ids)
+    done = _export(server, tmp_path, "--incident", str(other.id), "--out", str(tmp_path / "out"), "--no-screenshot")
+    assert done.returncode == 0, done.stderr
+    [json_file] = (tmp_path / "out").glob("*.json")
+    snapshot = load_snapshot(json_file).snapshot
+    assert snapshot.incident is not None and snapshot.incident.id == other.id
+    # The incident's own models are one key away from the handoff, so their screens open too.
+    assert set(other.model_ids) <= {item.model.model.id for item in snapshot.related}
+    async with FrozenClient(snapshot) as frozen:
+        assert (await frozen.model(EXPERIMENT)).open_incident_id == other.id
+        assert (await frozen.model(other.model_id)).model.id == other.model_id
