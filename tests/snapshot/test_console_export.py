@@ -109,7 +109,7 @@ async def test_reopened_console_has_no_snapshot_key(server: EmbeddedServer, data
     assert len(list(data_home.glob("*.json"))) == 1
 
 
-async def test_s_on_the_incident_screen_reopens_on_the_incident_screen(server: EmbeddedServer,
+async def test_s_on_the_fleet_and_incident_screens_remembers_the_view(server: EmbeddedServer,
                                                                       data_home: Path) -> None:
     from fleetdesk.console.screens.incident import IncidentScreen
     from fleetdesk.console.screens.model import ModelScreen
@@ -118,15 +118,19 @@ async def test_s_on_the_incident_screen_reopens_on_the_incident_screen(server: E
     app = FleetdeskApp(Backend(server.url, SecretStr(server.oncall_token)), ConsoleSettings())
     async with app.run_test(size=(80, 24)) as pilot:
         await _wait_for(pilot, lambda: getattr(app.screen, "_loaded", False), "the fleet")
+        await pilot.press("s")  # on the fleet: the selected (worst) model's handoff
+        await _wait_for(pilot, lambda: len(list(data_home.glob("*.json"))) == 1, "the fleet snapshot")
         app.push_screen(ModelScreen(EXPERIMENT))
         await _wait_for(pilot, lambda: getattr(app.screen, "detail", None) is not None, "the model screen")
         await pilot.press("i")
         await _wait_for(pilot, lambda: isinstance(app.screen, IncidentScreen), "the incident screen")
         await pilot.press("s")
-        await _wait_for(pilot, lambda: list(data_home.glob("*.json")), "the snapshot files")
-    [json_file] = data_home.glob("*.json")
-    snapshot = load_snapshot(json_file).snapshot
-    assert snapshot.view.screen is Screen.INCIDENT and snapshot.model_id == EXPERIMENT
+        await _wait_for(pilot, lambda: len(list(data_home.glob("*.json"))) == 2, "the incident snapshot")
+    views = {snapshot.view.screen: snapshot
+             for snapshot in (load_snapshot(path).snapshot for path in data_home.glob("*.json"))}
+    assert views[Screen.FLEET].model_id == views[Screen.FLEET].models[0].id
+    snapshot = views[Screen.INCIDENT]
+    assert snapshot.model_id == EXPERIMENT
     reopened = SnapshotConsole(snapshot)
     async with reopened.run_test(size=(80, 24)) as pilot:
         await _wait_for(pilot, lambda: isinstance(reopened.screen, IncidentScreen), "the reopened incident")
