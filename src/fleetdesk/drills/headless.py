@@ -18,6 +18,7 @@ GRACE_SECONDS = 3.0
 HEADLESS_SIZE = (120, 40)
 START_TIMEOUT = 30.0
 SETTLE_TIMEOUT = 30.0
+KEY_ENABLE_TIMEOUT = 15.0
 ENDLESS_WORKER_GROUPS = frozenset({"live", "drill"})
 """Workers that run for the app's whole life (the console's live feed, the drill's end watch)."""
 ACTION_WORKER_GROUPS = ("preview-", "action-")
@@ -51,6 +52,7 @@ async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS
                 await asyncio.sleep(delay)
             if step.keys is not None:
                 for key in step.presses():
+                    await until_key_enabled(app, key)
                     await press(app, key)
             else:
                 # Typed text goes to one input: deliver it all, then wait once.
@@ -78,6 +80,9 @@ async def press(app: DrillApp, *keys: str) -> None:
     async with asyncio.timeout(SETTLE_TIMEOUT):
         await _settled(app)
         if app.screen is not screen_before:
+            while not app.screen.is_mounted:
+                await _settled(app)
+            await _settled(app)  # its on_mount has run, so the work it starts exists
             started = [w for w in app.workers if w not in workers_before and w.group not in ENDLESS_WORKER_GROUPS]
             await asyncio.gather(*(worker.wait() for worker in started), return_exceptions=True)
         while True:
@@ -87,6 +92,30 @@ async def press(app: DrillApp, *keys: str) -> None:
             if not busy:
                 return
             await asyncio.gather(*(worker.wait() for worker in busy), return_exceptions=True)
+
+
+async def until_key_enabled(app: DrillApp, key: str) -> None:
+    """Wait (up to KEY_ENABLE_TIMEOUT) while the screen shows ``key`` disabled, e.g. "still loading".
+
+    An engineer waits for the model to load before pressing ``a``; a key
+    still disabled after that is pressed anyway and does nothing, as it would.
+    """
+    screen = app.screen
+    changed = asyncio.Event()
+
+    def disabled() -> bool:
+        active = screen.active_bindings.get(key)
+        return active is not None and not active.enabled
+
+    screen.bindings_updated_signal.subscribe(app, lambda _: changed.set())
+    try:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(KEY_ENABLE_TIMEOUT):
+                while disabled() and app.screen is screen:
+                    changed.clear()
+                    await changed.wait()
+    finally:
+        screen.bindings_updated_signal.unsubscribe(app)
 
 
 async def _settled(app: DrillApp) -> None:

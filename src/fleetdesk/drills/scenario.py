@@ -176,11 +176,11 @@ class ScenarioProblem(BaseModel):
 class ScenarioError(ValueError):
     """A scenario file that cannot run; lists every problem with its field."""
 
-    def __init__(self, source: str, problems: list[ScenarioProblem]) -> None:
+    def __init__(self, source: str, problems: list[ScenarioProblem], what: str = "scenario") -> None:
         self.source = source
         self.problems = problems
         lines = "\n".join(f"  - {p.field}: {p.message}" for p in problems)
-        super().__init__(f"{source}: invalid scenario ({len(problems)} problem(s)):\n{lines}")
+        super().__init__(f"{source}: invalid {what} ({len(problems)} problem(s)):\n{lines}")
 
 
 def _field(loc: tuple[int | str, ...]) -> str:

@@ -82,13 +82,13 @@ def load_script(path: Path) -> KeyScript:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
-        raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")]) from None
+        raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")], "key script") from None
     except json.JSONDecodeError as error:
         raise ScenarioError(str(path), [ScenarioProblem(
-            field="(file)", message=f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}")]) from None
+            field="(file)", message=f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}")], "key script") from None
     try:
         return KeyScript.model_validate(raw)
     except ValidationError as error:
         problems = [ScenarioProblem(field=_field(tuple(e["loc"])), message=e["msg"].removeprefix("Value error, "))
                     for e in error.errors(include_url=False)]
-        raise ScenarioError(str(path), problems) from None
+        raise ScenarioError(str(path), problems, "key script") from None
