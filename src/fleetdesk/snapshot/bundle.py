@@ -3,9 +3,11 @@
 A snapshot freezes what the exporting engineer saw: the server it came from
 (URL without credentials), the focused model's registry context and SLO state,
 the stability series on screen, the incident timeline and notes, the audit
-records of actions taken, the fleet table, and the console screen as SVG. The
-bodies are the API's own wire models (fleetdesk.wire), so a snapshot reads
-like the server's answers at export time.
+records of actions taken, the fleet table, the models one key away (so their
+screens open when reopened), and the console screen as SVG. The bodies are
+the API's own wire models (fleetdesk.wire), so a snapshot reads like the
+server's answers at export time. Secrets are masked before it is written
+(redact.py); ``redactions`` counts what was masked.
 
 Versions: ``SCHEMA_VERSION`` is what this code writes. Every older version
 keeps a frozen model here and a step in ``MIGRATIONS`` that lifts it one
