@@ -47,7 +47,7 @@ def explain(error: BaseException, what: str = "") -> tuple[str, str]:
                 f"{prefix}not confirmed: check audit log before retrying "
                 "(retrying reuses the same idempotency key, so it cannot run twice).")
     if isinstance(error, RuleViolation):
-        suggestion = error.problem.get("suggested_action")
+        suggestion = error.problem.suggested_action if error.problem else None
         also = f" Instead: {sanitize(str(suggestion))}." if suggestion else ""
         return "not allowed by the rules (422)", f"{prefix}{error.message}.{also}"
     if isinstance(error, Unauthorized):
