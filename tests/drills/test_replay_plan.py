@@ -59,8 +59,16 @@ def test_the_drill_starts_where_the_shifted_history_ends_without_its_running_inc
 
 
 def test_a_feed_stop_leaves_gaps_and_a_held_drift_holds() -> None:
-    _, _, plan = _plan("stale-feed")
+    from datetime import timedelta
+
+    from fleetdesk.domain.fleet import IncidentKind
+    from fleetdesk.drills.scenario import Injection
+
+    scenario, path = load_scenario("stale-feed")
     stopped = "ig_reels_late-stage_dhen.x4-int8"
+    stop = Injection(model_id=stopped, kind=IncidentKind.FEED_STOP, after=timedelta(hours=3))
+    scenario = scenario.model_copy(update={"injections": [*scenario.injections, stop]})
+    plan = plan_replay(scenario, drill_fleet(scenario, str(path)))
     present = [any(b.model_id == stopped for b in tick.buckets) for tick in plan.ticks]
     assert present[:3] == [True, True, True] and not any(present[3:])
     _, fleet, plan = _plan("experiment-calibration-drift")

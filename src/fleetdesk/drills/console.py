@@ -81,6 +81,11 @@ class DrillApp(FleetdeskApp):
         await super().on_mount()
         await self.run.start()
         if self.conclude_by_itself:
+            self.notify(
+                f"{sanitize(self.run.scenario.title)}: metrics replay at {self.run.speed:g} bucket(s) per second. "
+                "Respond to the page as on call; the drill ends when you have, or with q.",
+                title="Drill started", timeout=15, markup=False,
+            )
             self.end_when_done()
 
     async def on_event(self, event: events.Event) -> None:
