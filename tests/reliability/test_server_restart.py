@@ -25,6 +25,7 @@ from fleetdesk.client import (
     EventUpdate,
     FleetdeskClient,
     FleetdeskError,
+    PageRequest,
     RetryPolicy,
     Update,
 )
@@ -36,7 +37,8 @@ MODEL = "ig_feed_late-stage_mtml.v41"
 TIMEOUTS = ClientTimeouts(connect=1, read=5, write=5, pool=2, deadline=3, stream_idle=30)
 RETRY = RetryPolicy(attempts=2, base_delay=0.02, max_delay=0.1)
 STREAM = EventStreamPolicy(reconnect_base=0.05, reconnect_max=0.3, poll_after_failures=1000)
-INTENTS = 40
+SENDERS = 4
+MAX_PER_SENDER = 200
 
 
 class Feed:
@@ -89,25 +91,28 @@ async def test_killed_and_restarted_server_under_live_feed_and_in_flight_actions
         feed = Feed(client)
         try:
             await feed.wait(lambda: ConnectionState.LIVE in feed.states(), "the live stream")
-            intents = [ActionIntent.note(MODEL, f"note {n}") for n in range(INTENTS)]
+            intents: list[ActionIntent] = []
             acknowledged: list[str] = []
             unconfirmed: list[ActionIntent] = []
 
-            async def send(intent: ActionIntent) -> None:
-                try:
-                    await client.perform(intent)
-                except FleetdeskError:
-                    unconfirmed.append(intent)
-                else:
+            async def sender(worker: int) -> None:
+                # Sends until the server dies under it, so each sender ends with one intent it could not confirm.
+                for n in range(MAX_PER_SENDER):
+                    intent = ActionIntent.note(MODEL, f"note {worker}.{n}")
+                    intents.append(intent)
+                    try:
+                        await client.perform(intent)
+                    except FleetdeskError:
+                        unconfirmed.append(intent)
+                        return
                     acknowledged.append(intent.idempotency_key)
 
-            # Actions in flight while the server dies: some answered, some cut off, some never sent.
-            sending = [asyncio.create_task(send(intent)) for intent in intents]
-            await feed.wait(lambda: len(acknowledged) >= 5, "the first acknowledged actions")
-            server.kill()
+            sending = [asyncio.create_task(sender(worker)) for worker in range(SENDERS)]
+            await feed.wait(lambda: len(acknowledged) >= 10, "the first acknowledged actions")
+            server.kill()  # with actions in flight
             await asyncio.gather(*sending)
             await feed.wait(lambda: feed.states()[-1] is ConnectionState.RECONNECTING, "the feed to notice")
-            assert acknowledged and unconfirmed, (len(acknowledged), len(unconfirmed))
+            assert len(unconfirmed) == SENDERS, "a sender outlived the server"
 
             server.start()  # same database, same port
             await feed.wait(lambda: feed.states()[-1] is ConnectionState.LIVE, "the feed to come back")
@@ -117,9 +122,9 @@ async def test_killed_and_restarted_server_under_live_feed_and_in_flight_actions
             everything = {intent.idempotency_key for intent in intents}
             await feed.wait(lambda: set(feed.action_keys()) == everything, "every action event")
 
-            audit = await client.audit(model_id=MODEL, page=None)
+            audit = await client.audit(model_id=MODEL, page=PageRequest(limit=1000))
             records = Counter(record.idempotency_key for record in audit.items)
-            assert audit.total == INTENTS and set(records) == everything and max(records.values()) == 1
+            assert audit.total == len(intents) and set(records) == everything and max(records.values()) == 1
             events = Counter(feed.action_keys())
             assert max(events.values()) == 1, "the feed delivered an event twice across the restart"
             ids = [u.event.id for u in feed.updates if isinstance(u, EventUpdate)]
