@@ -67,10 +67,10 @@ class DrillApp(FleetdeskApp):
     # Textual resolves CSS_PATH next to the subclass's module; keep the console's own stylesheet.
     CSS_PATH = str(Path(console_app.__file__).parent / FleetdeskApp.CSS_PATH)
 
-    def __init__(self, backend: Backend, run: DrillRun, *, out_dir: Path | None,
+    def __init__(self, backend: Backend, drill: DrillRun, *, out_dir: Path | None,
                  settings: ConsoleSettings | None = None, conclude_by_itself: bool = True) -> None:
         super().__init__(backend, settings)
-        self.run = run
+        self.drill = drill
         self.out_dir = out_dir
         self.conclude_by_itself = conclude_by_itself
         self.scorecard: Scorecard | None = None
@@ -79,10 +79,10 @@ class DrillApp(FleetdeskApp):
 
     async def on_mount(self) -> None:
         await super().on_mount()
-        await self.run.start()
+        await self.drill.start()
         if self.conclude_by_itself:
             self.notify(
-                f"{sanitize(self.run.scenario.title)}: metrics replay at {self.run.speed:g} bucket(s) per second. "
+                f"{sanitize(self.drill.scenario.title)}: metrics replay at {self.drill.speed:g} bucket(s) per second. "
                 "Respond to the page as on call; the drill ends when you have, or with q.",
                 title="Drill started", timeout=15, markup=False,
             )
@@ -91,11 +91,11 @@ class DrillApp(FleetdeskApp):
     async def on_event(self, event: events.Event) -> None:
         # Count keys as the terminal (or Pilot) delivers them, before any widget can consume them.
         if isinstance(event, events.Key) and not event.is_forwarded and self.scorecard is None:
-            self.run.record_key(event.key)
+            self.drill.record_key(event.key)
         await super().on_event(event)
 
     async def on_unmount(self) -> None:
-        await self.run.close()
+        await self.drill.close()
         await super().on_unmount()
 
     def action_request_quit(self) -> None:
@@ -107,7 +107,7 @@ class DrillApp(FleetdeskApp):
 
         def end_if(yes: bool | None) -> None:
             if yes:
-                self.run.end_early()
+                self.drill.end_early()
 
         self.push_screen(QuitScreen(), end_if)
 
@@ -115,13 +115,13 @@ class DrillApp(FleetdeskApp):
         """Stop the replay, grade the drill and save the scorecard (once)."""
         async with self._concluding:
             if self.scorecard is None:
-                self.scorecard = await self.run.scorecard()
+                self.scorecard = await self.drill.scorecard()
                 if self.out_dir is not None:
                     self.saved = list(save_scorecard(self.scorecard, self.out_dir))
             return self.scorecard
 
     @work(exclusive=True, group="drill", exit_on_error=False)
     async def end_when_done(self) -> None:
-        await self.run.wait()
+        await self.drill.wait()
         card = await self.conclude()
         self.push_screen(ScorecardScreen(card, self.saved), lambda _: self.exit())

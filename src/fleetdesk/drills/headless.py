@@ -29,7 +29,7 @@ async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS
                size: tuple[int, int] = HEADLESS_SIZE) -> Scorecard:
     """Run the drill with ``script`` at the keys and return its scorecard (also saved when the app saves)."""
     async with app.run_test(size=size):
-        run = app.run
+        run = app.drill
         async with asyncio.timeout(START_TIMEOUT):
             await run.started.wait()
         limit = run.scenario.grading.time_limit
