@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     clock = f"frozen at {args.now.isoformat()}" if args.now else "real UTC"
     print(f"fleetdesk serving fleet {backend.config.name!r} ({len(backend.registry)} models) on {url}", flush=True)
-    print(f"  database: {db_path}   clock: {clock}   API: {url}/v1   OpenAPI: {url}/v1/openapi.json")
+    origin = f"new, seeded from {args.fleet}" if backend.seeded else "existing, reused as is"
+    print(f"  database: {db_path} ({origin})   clock: {clock}   API: {url}/v1   OpenAPI: {url}/v1/openapi.json")
     if args.demo:
         print("  DEMO MODE: anyone on this machine can READ without a token; actions still need one.")
     print(f"  get a token: fleetdesk token create --db {db_path} --user YOU --role oncall --team TEAM")

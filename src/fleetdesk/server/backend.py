@@ -44,6 +44,8 @@ class Backend:
     _counts: dict[str, slo_board.Counts] | None = None
     _counts_windows: slo_board.Windows | None = None
     _latest: dict[str, Health] = field(default_factory=dict)
+    seeded: bool = False
+    """True when this open created the database from a fleet (False: an existing one was reused)."""
     evaluated_at: datetime | None = None
     """When every model's SLO state was last brought up to date (stored states may be older but still hold)."""
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -54,7 +56,8 @@ class Backend:
         """Open (migrating) the database; seed it from ``fleet`` when it is new."""
         store = Store(db_path)
         store.migrate()
-        if not store.is_seeded():
+        seeded = not store.is_seeded()
+        if seeded:
             if fleet is None:
                 raise ValueError(f"{db_path}: new database and no --fleet to seed it from")
             from fleetdesk.fleets import load_fleet
@@ -65,6 +68,7 @@ class Backend:
         backend = cls(store=store, clock=clock, config=config, registry=store.registry(config),
                       paging=paging or StorePagingTarget(), metrics=metrics or StoreMetricsSource(store), demo=demo,
                       model_keys=store.model_keys())
+        backend.seeded = seeded
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
         return backend
