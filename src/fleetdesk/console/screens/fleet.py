@@ -49,6 +49,10 @@ class FleetScreen(ConsoleScreen):
         super().__init__()
         self._tier: Tier | None = None
         self._loaded = False
+        self._counts_pending = False
+        self._pending: dict[str, ModelSummary] = {}
+        """Live changes that arrived while another screen was on top."""
+        self._pending_fleet: list[ModelSummary] | None = None
 
     def compose(self) -> ComposeResult:
         glyphs = self.app.glyphs  # type: ignore[attr-defined]
@@ -95,38 +99,67 @@ class FleetScreen(ConsoleScreen):
         self.poll_fleet()
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
+        self.app.data_arrived()  # type: ignore[attr-defined]
+        if self.app.screen is not self:
+            # Hidden under another screen: painting here would repaint that screen too. Apply on return.
+            self._pending_fleet, self._pending = message.models, {}
+            return
         table = self.query_one(FleetTable)
         table.set_models(message.models)
         if not self._loaded:
             self.query_one(StatusLine).say("")
         self._loaded = True
-        self.app.data_arrived()  # type: ignore[attr-defined]
         self._show_counts()
 
-    def on_live_event(self, message: LiveEvent) -> None:
+    def on_screen_resume(self) -> None:
+        if self._pending_fleet is not None:
+            self.post_message(FleetLoaded(self._pending_fleet))
+            self._pending_fleet = None
         table = self.query_one(FleetTable)
+        for model in self._pending.values():
+            table.update_model(model)
+        if self._pending:
+            self._schedule_counts()
+        self._pending = {}
+
+    def _current(self, model_id: str) -> ModelSummary | None:
+        """A model as last known, changes not yet drawn included."""
+        return self._pending.get(model_id) or self.query_one(FleetTable).models.get(model_id)
+
+    def on_live_event(self, message: LiveEvent) -> None:
         data = message.update.data
         changed: list[ModelSummary] = []
-        if isinstance(data, SloChangedData) and data.model_id in table.models:
-            changed.append(table.models[data.model_id].model_copy(update={
+        current = self._current
+        if isinstance(data, SloChangedData) and current(data.model_id):
+            changed.append(current(data.model_id).model_copy(update={
                 "health": data.health, "attention": data.attention,
                 "budget_remaining": data.budget_remaining, "alerts": data.alerts,
             }))
         elif isinstance(data, ActionEventData):
             for change in data.result.changes:
-                if change.model_id in table.models:
-                    changed.append(table.models[change.model_id].model_copy(update={"live": change.after}))
+                if current(change.model_id):
+                    changed.append(current(change.model_id).model_copy(update={"live": change.after}))
         elif isinstance(data, IncidentEventData):
             incident = data.incident
             open_id = incident.id if incident.state is not IncidentState.RESOLVED else None
             for model_id in incident.model_ids:
-                model = table.models.get(model_id)
+                model = current(model_id)
                 if model is not None and (open_id is not None or model.open_incident_id == incident.id):
                     changed.append(model.model_copy(update={"open_incident_id": open_id}))
+        if self.app.screen is not self:
+            self._pending.update((model.id, model) for model in changed)
+            return
+        table = self.query_one(FleetTable)
         for model in changed:
             table.update_model(model)
         if changed:
-            self._show_counts()
+            self._schedule_counts()
+
+    def _schedule_counts(self) -> None:
+        """Recount once per burst of events, not once per event (1,200 models a count)."""
+        if not self._counts_pending:
+            self._counts_pending = True
+            self.call_later(self._show_counts)
 
     def on_link_changed(self, message: LinkChanged) -> None:
         self.query_one(StatusLine).show()
@@ -135,6 +168,7 @@ class FleetScreen(ConsoleScreen):
         self.call_after_refresh(self.query_one(FleetTable).restyle)
 
     def _show_counts(self) -> None:
+        self._counts_pending = False
         table = self.query_one(FleetTable)
         self.query_one(FleetCounts).show_counts(list(table.models.values()), len(table.shown_ids))
 

@@ -51,6 +51,7 @@ ACTION_KEYS: dict[str, ActionKind] = {
 }
 """Screen action name -> playbook action."""
 
+NAVIGATION = ("open_baseline", "open_holdout", "open_upstream", "incident")
 WINDOWS = list(Window)
 PREVIEW_REASON = "preview"
 
@@ -92,6 +93,7 @@ class ModelScreen(ConsoleScreen):
         self._reload_after_load = False
         self.unconfirmed: dict[ActionKind, ActionIntent] = {}
         """Intents whose outcome is unknown (timeout): a retry sends the same one, same key."""
+        self._key_states: tuple[str | None, ...] = ()
         self.previews: dict[ActionKind, ActionResult] = {}
         """The last dry run shown per action (shown again when retrying an unconfirmed one)."""
 
@@ -155,7 +157,14 @@ class ModelScreen(ConsoleScreen):
         self.app.data_arrived()  # type: ignore[attr-defined]
         self._show()
         self._show_series(message.series)
-        self.refresh_bindings()
+        self._refresh_keys()
+
+    def _refresh_keys(self) -> None:
+        """Re-check the keys (and so redraw the footer) only when one of them changed state."""
+        states = tuple(self.disabled_reason(action) for action in (*ACTION_KEYS, *NAVIGATION))
+        if states != self._key_states:
+            self._key_states = states
+            self.refresh_bindings()
 
     def on_series_loaded(self, message: SeriesLoaded) -> None:
         self._show_series(message.series)

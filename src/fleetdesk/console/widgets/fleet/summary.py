@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.text import Text
-from textual.widgets import Static
 
 from fleetdesk.console.palette import palette
+from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.wire import Health, ModelSummary, Tier
 
 
-class FleetCounts(Static):
+class FleetCounts(QuietStatic):
     """'TIER0 ✗2 ?0 ✓10 · TIER1 …' plus totals; repaints only when a count changes."""
 
     DEFAULT_CSS = """
@@ -50,4 +50,4 @@ class FleetCounts(Static):
                 line.append(f"{glyphs.health[health]}{count}", style=f"bold {colour}" if colour else "")
                 if health is not Health.STABLE:
                     line.append(" ")
-        self.update(line)
+        self.show_text(line)

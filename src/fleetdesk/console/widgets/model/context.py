@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
+from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.console.palette import palette
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
 from fleetdesk.domain.text import sanitize
@@ -24,7 +24,7 @@ def one_sentence(detail: ModelDetail) -> str:
     return f"{purpose}; {importance}; {fallback}."
 
 
-class ModelContext(Static):
+class ModelContext(QuietStatic):
     """The registry record read out for a human; data always as plain Text, never markup."""
 
     DEFAULT_CSS = """
@@ -75,4 +75,4 @@ class ModelContext(Static):
                     f"T{tier.rank}:{lineage.blast_radius.get(tier, 0)}" for tier in Tier))
             else:
                 text.append("none downstream")
-        self.update(text)
+        self.show_text(text)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from rich.text import Text
-from textual.widgets import Static
 
+from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.console.palette import palette
 from fleetdesk.wire import Severity, SloStatus
 
@@ -20,7 +20,7 @@ def duration_words(span: timedelta) -> str:
     return f"{seconds // 60}m"
 
 
-class SloPanel(Static):
+class SloPanel(QuietStatic):
     DEFAULT_CSS = """
     SloPanel { height: auto; min-height: 6; padding: 0 1; border: round $panel-lighten-2; }
     """
@@ -53,4 +53,4 @@ class SloPanel(Static):
             text.append(f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x ≥ {alert.threshold:g}x\n"
                         if not ascii_only else
                         f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x >= {alert.threshold:g}x\n")
-        self.update(text)
+        self.show_text(text)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from rich.text import Text
-from textual.widgets import Static
 
+from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import IncidentDetail
 
@@ -47,10 +47,10 @@ def timeline_text(incident: IncidentDetail | None, now: datetime | None, limit: 
     return text
 
 
-class IncidentTimeline(Static):
+class IncidentTimeline(QuietStatic):
     DEFAULT_CSS = """
     IncidentTimeline { height: auto; padding: 0 1; }
     """
 
     def show(self, incident: IncidentDetail | None, now: datetime | None, limit: int | None = 8) -> None:
-        self.update(timeline_text(incident, now, limit))
+        self.show_text(timeline_text(incident, now, limit))
