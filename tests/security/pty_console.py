@@ -61,6 +61,9 @@ class PtyConsole:
         with self._lock:
             return bytes(self.output)
 
+    def visible_since(self, mark: int) -> str:
+        return visible(self.captured()[mark:])
+
     def send(self, keys: str) -> None:
         os.write(self._master, keys.encode())
 
