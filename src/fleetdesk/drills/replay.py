@@ -114,29 +114,26 @@ def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
     return ReplayPlan(start=start, bucket=bucket, incidents=incidents, ticks=ticks)
 
 
-SendTicks = Callable[[list[Tick]], Awaitable[None]]
+SendTick = Callable[[Tick], Awaitable[None]]
 
 
-async def replay(plan: ReplayPlan, send: SendTicks, speed: float = DEFAULT_SPEED, *, began: float | None = None) -> None:
+async def replay(plan: ReplayPlan, send: SendTick, speed: float = DEFAULT_SPEED, *, began: float | None = None) -> None:
     """Send each tick when its bucket closes on the compressed clock (tick i at (i+1)/speed s).
 
-    A slow backend never makes the drill's clock slower: ticks that fell due
-    while the last send was in flight go out together in the next send, in
-    order, so scenario time keeps pace with ``speed`` and nothing is dropped.
-    (The backend then judges them as one late batch, as it would a feed that
-    caught up.) ``began`` is the event loop time the drill started (now when
-    not given).
+    Ticks go out one at a time, in order, each after the last one was
+    accepted: the backend judges every bucket as it closes, so the same
+    scenario and seed open the same incidents at the same scenario times on
+    any machine. A backend slower than ``speed`` slows the drill's clock
+    instead (``speed`` is a most). ``began`` is the event loop time the drill
+    started (now when not given).
     """
     if speed <= 0:
         raise ValueError("speed must be positive")
     loop = asyncio.get_running_loop()
     if began is None:
         began = loop.time()
-    sent = 0
-    while sent < len(plan.ticks):
-        delay = began + (sent + 1) / speed - loop.time()
+    for tick in plan.ticks:
+        delay = began + (tick.index + 1) / speed - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
-        due = max(sent + 1, min(int((loop.time() - began) * speed), len(plan.ticks)))
-        await send(list(plan.ticks[sent:due]))
-        sent = due
+        await send(tick)

@@ -91,13 +91,11 @@ class DrillRun:
         self._ending.set()
 
     async def _replay(self) -> None:
-        async def send(ticks: list[Tick]) -> None:
-            first, last = ticks[0].index, ticks[-1].index
-            await self._client.set_clock(ticks[-1].end, idempotency_key=f"drill-{self.name}-clock-{last}")
-            buckets = [bucket for tick in ticks for bucket in tick.buckets]
-            if buckets:
-                await self._client.ingest(buckets, idempotency_key=f"drill-{self.name}-ticks-{first}-{last}")
-            self.ticks_sent = last + 1
+        async def send(tick: Tick) -> None:
+            await self._client.set_clock(tick.end, idempotency_key=f"drill-{self.name}-clock-{tick.index}")
+            if tick.buckets:
+                await self._client.ingest(list(tick.buckets), idempotency_key=f"drill-{self.name}-tick-{tick.index}")
+            self.ticks_sent = tick.index + 1
 
         try:
             await replay(self.plan, send, self.speed, began=self._began)
