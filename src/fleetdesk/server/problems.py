@@ -83,14 +83,14 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(sqlite3.OperationalError)
     async def _store_busy(request: Request, error: sqlite3.OperationalError) -> JSONResponse:
-        # Another process (a backup, `fleetdesk token create`) held the write lock past busy_timeout:
-        # nothing was written, so the client may retry the same intent.
+        # Another process (a backup, `fleetdesk token create`) held the write lock past busy_timeout. A change
+        # is either not made or already stored with its key, so retrying the same intent is safe either way.
         if "locked" not in str(error) and "busy" not in str(error):
             return await _unexpected(request, error)
         log.warning("database busy on %s %s", request.method, request.url.path)
         details = ProblemDetails(type=ProblemType.UNAVAILABLE.value, title="Service Unavailable", status=503,
-                                 detail="the database is busy (locked by another process); nothing was changed,"
-                                 " retry shortly")
+                                 detail="the database is busy (locked by another process); retry shortly with"
+                                 " the same Idempotency-Key")
         return problem_response(details, request.url.path, {"Retry-After": "2"})
 
     @app.exception_handler(Exception)
