@@ -77,3 +77,9 @@ def test_advanced_counts_equal_a_full_recount(server_factory) -> None:  # noqa: 
             expected = json.loads(item.slo_json)
             assert slo == expected, (hours, item.model_id)
             assert (health, attention) == (item.health.value, item.attention.value), (hours, item.model_id)
+    with backend.store.read() as conn:  # the per-day counts ingest maintains equal a recount of the buckets
+        days = {tuple(row) for row in conn.execute("SELECT * FROM health_days")}
+        recounted = {tuple(row) for row in conn.execute(
+            "SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 2) FROM buckets"
+            " GROUP BY model_key, start / 86400")}
+    assert days == recounted

@@ -149,3 +149,21 @@ def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path, 
     assert upgraded.migrate() == SCHEMA_VERSION
     assert upgraded.schema_version() == SCHEMA_VERSION + 1
     upgraded.close()
+
+
+def test_migration_2_backfills_day_counts_from_existing_buckets(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from fleetdesk.server import store as store_module
+
+    db = tmp_path / "db.sqlite"
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS_BEFORE[:1])
+    Store(db).migrate()
+    with sqlite3.connect(db) as conn:  # a version-1 database with some history
+        day = 20_000 * 86_400
+        conn.executemany("INSERT INTO buckets VALUES (?, ?, 1, 0.1, 0.1, 0.3, ?)",
+                         [(1, day, 0), (1, day + 3600, 1), (1, day + 86_400, 2), (2, day, 0)])
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS_BEFORE)
+    store = Store(db)
+    assert store.migrate() == 1
+    rows = sorted(tuple(row) for row in store.connection().execute("SELECT * FROM health_days"))
+    assert rows == [(1, 20_000, 1, 1, 0), (1, 20_001, 0, 0, 1), (2, 20_000, 1, 0, 0)]
+    store.close()

@@ -15,7 +15,7 @@ from fleetdesk.server import slo_board
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import HEALTH_BY_CODE, UNSTABLE, bucket_health, epoch, from_epoch
+from fleetdesk.server.store import HEALTH_BY_CODE, UNSTABLE, bucket_health, count_days, epoch, from_epoch
 from fleetdesk.wire import (
     BucketClosedData,
     BucketConflict,
@@ -87,6 +87,7 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         if model_id not in newest or start > newest[model_id][0]:
             newest[model_id] = (start, health, sums)
     conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    count_days(conn, rows)
     conn.executemany(
         "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
         " total_prediction_sum = total_prediction_sum + ?, total_cross_entropy_sum = total_cross_entropy_sum + ?,"

@@ -23,7 +23,7 @@ from fleetdesk.domain.slo import Severity, SliceCounts, burn_rate, status_from_c
 from fleetdesk.domain.stability import Health
 from fleetdesk.server import incidents
 from fleetdesk.server.events import append_event
-from fleetdesk.server.store import HEALTH_BY_CODE, FleetConfig, dumps, epoch
+from fleetdesk.server.store import DAY_SECONDS, HEALTH_BY_CODE, FleetConfig, dumps, epoch
 from fleetdesk.wire import Attention, EventType, SloChangedData
 
 
@@ -115,33 +115,43 @@ def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[
 
 def scan_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
                 model_ids: list[str] | None = None) -> dict[str, Counts]:
-    """Window counts from one pass over the buckets (all models when ``model_ids`` is None)."""
-    spans = windows.spans
-    step, now_s = windows.step, windows.now_s
-    # Each bucket falls in the newest "age class" whose threshold it exceeds;
-    # a window's counts are then the sum of the classes at or above its threshold.
-    thresholds = sorted({windows.since(span) for span in spans}, reverse=True)
-    age_class = " ".join(f"WHEN start > {t} THEN {i}" for i, t in enumerate(thresholds))
+    """Window counts recounted from the store (all models when ``model_ids`` is None).
+
+    Whole UTC days inside a window come from the per-day counts; only the buckets
+    of its partial first and last day are read, by primary-key range per model.
+    """
+    step, high = windows.step, windows.now_s - windows.step
     scope, params = _in_scope(keys_by_id, model_ids)
+    if not scope:
+        scope = " AND model_key IN (SELECT key FROM models)"  # lets SQLite seek per model
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
-    per_class: dict[str, list[list[int]]] = {}
-    for key, age, health, count in conn.execute(
-        f"SELECT model_key, CASE {age_class} END AS age, health, count(*) FROM buckets"
-        f" WHERE start > {thresholds[-1]} AND start <= {now_s - step}{scope} GROUP BY model_key, age, health",
-        params,
-    ):
-        classes = per_class.get(id_by_key[key])
-        if classes is None:
-            classes = per_class[id_by_key[key]] = [[0, 0, 0] for _ in thresholds]
-        classes[age][health] = count
-    result: dict[str, Counts] = {}
-    for model_id in (keys_by_id if model_ids is None else model_ids):
-        classes = per_class.get(model_id)
-        counts: Counts = {}
-        for span in spans:
-            upto = thresholds.index(windows.since(span))
-            counts[span] = [sum(c[h] for c in classes[:upto + 1]) for h in range(3)] if classes else [0, 0, 0]
-        result[model_id] = counts
+    result: dict[str, Counts] = {
+        model_id: {span: [0, 0, 0] for span in windows.spans}
+        for model_id in (keys_by_id if model_ids is None else model_ids)
+    }
+    use_days = DAY_SECONDS % step == 0
+    for span in windows.spans:
+        low = windows.since(span)  # the window holds starts in (low, high]
+        first_day, last_day = low // DAY_SECONDS + 1, (high + step) // DAY_SECONDS - 1
+        edges = [(low, high)]
+        if use_days and first_day <= last_day:
+            edges = [(low, first_day * DAY_SECONDS - 1), ((last_day + 1) * DAY_SECONDS - 1, high)]
+            for key, good, bad, no_data in conn.execute(
+                f"SELECT model_key, sum(good), sum(bad), sum(no_data) FROM health_days"
+                f" WHERE day >= ? AND day <= ?{scope} GROUP BY model_key", [first_day, last_day, *params]
+            ):
+                counts = result[id_by_key[key]][span]
+                counts[0] += good
+                counts[1] += bad
+                counts[2] += no_data
+        for after, upto in edges:
+            if upto <= after:
+                continue
+            for key, health, count in conn.execute(
+                f"SELECT model_key, health, count(*) FROM buckets WHERE start > ? AND start <= ?{scope}"
+                " GROUP BY model_key, health", [after, upto, *params]
+            ):
+                result[id_by_key[key]][span][health] += count
     return result
 
 

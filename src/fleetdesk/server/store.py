@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fleetdesk.fleets import Fleet
 
 BUSY_TIMEOUT_MS = 10_000
+DAY_SECONDS = 86_400
 
 # Bucket health as stored (a small int keeps the bucket table and its scans small).
 STABLE, UNSTABLE, NO_DATA = 0, 1, 2
@@ -196,8 +197,25 @@ CREATE TABLE pages (
 );
 """
 
+_SCHEMA_V2 = """
+-- Bucket health counted per model and UTC day: a 28-day window is then 28 rows
+-- plus the buckets of its two partial days, not 672 buckets per model.
+CREATE TABLE health_days (
+    model_key INTEGER NOT NULL,
+    day INTEGER NOT NULL,  -- start // 86400
+    good INTEGER NOT NULL,
+    bad INTEGER NOT NULL,
+    no_data INTEGER NOT NULL,
+    PRIMARY KEY (model_key, day)
+) WITHOUT ROWID;
+INSERT INTO health_days
+SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 2)
+FROM buckets GROUP BY model_key, start / 86400;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
+    (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
@@ -394,6 +412,7 @@ class Store:
         totals: dict[str, list[float]] = {}
         counted = 0
         epochs: dict[datetime, int] = {}
+        days: dict[tuple[int, int], list[int]] = {}
         log = math.log
 
         def bucket_rows() -> Iterator[tuple]:
@@ -420,6 +439,10 @@ class Store:
                             calibration = prediction_sum / label_sum
                             ne = (cross_entropy_sum / weight) / -(rate * log(rate) + (1.0 - rate) * log(1.0 - rate))
                             health = STABLE if low <= calibration <= high and ne <= ne_max else UNSTABLE
+                    day = days.get((key, at // DAY_SECONDS))
+                    if day is None:
+                        day = days[(key, at // DAY_SECONDS)] = [0, 0, 0]
+                    day[health] += 1
                     yield (key, at, weight, label_sum, prediction_sum, cross_entropy_sum, health)
                 counted += len(rows)
                 totals[model_id] = [total_w, total_l, total_p, total_c]
@@ -435,6 +458,8 @@ class Store:
                 model_rows,
             )
             conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", bucket_rows())
+            conn.executemany("INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
+                             ((key, day, *counts) for (key, day), counts in days.items()))
             conn.executemany(
                 "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
                 " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"
@@ -442,6 +467,16 @@ class Store:
                 ((*total, model_id) for model_id, total in totals.items()),
             )
         return counted
+
+
+def count_days(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Add newly inserted bucket rows (model_key, start, …, health) to the per-day health counts."""
+    conn.executemany(
+        "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
+        " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
+        ((row[0], row[1] // DAY_SECONDS, int(row[-1] == STABLE), int(row[-1] == UNSTABLE), int(row[-1] == NO_DATA))
+         for row in rows),
+    )
 
 
 def dumps(value: object) -> str:
