@@ -4,9 +4,9 @@ Requests never recompute SLOs from raw sums: bucket health is scored once at
 ingest, and this module turns bucket health into per-model window counts and
 SLO state. A full recount reads per-day health counts for the whole days in
 each window and only the buckets of its two partial days: at start-up, and
-for the models an ingest touched. When a slice closes, the backend instead advances the counts it
-holds: each window gains the slice that entered and loses the one that left,
-a few point lookups per model instead of a scan of millions of buckets.
+for the models an ingest touched. When a slice closes, the backend instead
+advances the counts it holds: each window gains the slice that entered and
+loses the one that left, a few point lookups per model.
 Transitions open, join or resolve incidents and emit ``slo.changed``.
 """
 
