@@ -48,11 +48,13 @@ def test_non_utf8_text_is_refused_by_the_api_not_stored(hostile_server: Embedded
     assert raw.status_code in (400, 422), raw.text
 
 
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 def test_console_shows_hostile_data_literally_and_no_raw_control_reaches_the_terminal(
-        hostile_server: EmbeddedServer, tmp_path: Path) -> None:
-    console = PtyConsole(hostile_server.url, hostile_server.oncall_token, tmp_path, size=(120, 40))
+        hostile_server: EmbeddedServer, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        size: tuple[int, int]) -> None:
+    console = PtyConsole(hostile_server.url, hostile_server.oncall_token, tmp_path, size=size)
     try:
-        mark = console.wait_for("ig_tagging_late-stage")  # the fleet table is loaded
+        mark = console.wait_for("21 models")  # the fleet table is loaded
         console.send("/")
         mark = console.wait_for("filter: id, type words", since=mark)
         console.send(FILTER_WORD)
@@ -70,6 +72,7 @@ def test_console_shows_hostile_data_literally_and_no_raw_control_reaches_the_ter
         console.close()
     output = console.captured()
     assert not leaks(output), f"raw hostile bytes reached the terminal: {leaks(output)}"
+    assert not leaks(caplog.text.encode()), "the server logged hostile text raw"
     shown = visible(output)
     # Markup arrives as the literal brackets, and escapes as readable text.
     assert "[@click=app.quit]CLICK-MARK" in shown and "[bold]MARKUP-MARK[/bold]" in shown
