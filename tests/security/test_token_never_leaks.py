@@ -12,12 +12,16 @@ import os
 import subprocess
 import sys
 import traceback
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient, Unauthorized
+from fleetdesk.server.auth import create_token
+from fleetdesk.server.embedded import EmbeddedServer
+from fleetdesk.wire import AccessRole
 from reliability.serve_process import ServeProcess, free_port  # tests/ is on sys.path (rootdir-relative packages)
 
 from .pty_console import PtyConsole
@@ -118,3 +122,15 @@ def test_tokenless_demo_mode_refuses_a_non_loopback_address(tmp_path: Path) -> N
     assert done.returncode == 2
     assert "refusing --demo on 0.0.0.0" in done.stderr and "loopback" in done.stderr
     assert not (tmp_path / "db").exists(), "the database was opened before the refusal"
+
+
+def test_console_with_an_expired_token_says_so_and_never_shows_it(server: EmbeddedServer, tmp_path: Path) -> None:
+    expired = create_token(server.backend.store, "bob", AccessRole.ONCALL, ["ig-feed-ranking"],
+                           timedelta(seconds=-1))
+    console = PtyConsole(server.url, expired, tmp_path, size=(100, 30))
+    try:
+        console.wait_for("not signed in (401)")
+        console.wait_for("token expired")
+    finally:
+        console.close()
+    assert expired.encode() not in console.captured()
