@@ -21,7 +21,7 @@ from fleetdesk.client import EventUpdate, FleetdeskClient
 from fleetdesk.drills.replay import ReplayPlan, Tick, replay
 from fleetdesk.drills.scenario import Scenario
 from fleetdesk.drills.scoring import Keystroke, Scorecard, SeenEvent, matches, score, to_markdown
-from fleetdesk.wire import ActionEventData, EventType, ServerEvent
+from fleetdesk.wire import ActionEventData, ActionKind, EventType, IncidentEventData, ServerEvent
 
 LOG_PAGE = 500
 
@@ -49,7 +49,6 @@ class DrillRun:
         self._ending = asyncio.Event()
         self.complete = asyncio.Event()
         """Set when the ack and every expected response have been seen (the drill can end)."""
-        self.replay_done = asyncio.Event()
         self.started = asyncio.Event()
         self.paged = asyncio.Event()
         """Set when the first incident of the drill opens."""
@@ -99,12 +98,8 @@ class DrillRun:
 
         try:
             await replay(self.plan, send, self.speed, began=self._began)
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # the run goes on and the scorecard says the replay stopped early
             self.replay_error = error
-        finally:
-            self.replay_done.set()
 
     async def _watch(self) -> None:
         feed = self._client.events(last_event_id=self._start_event_id)
@@ -118,13 +113,13 @@ class DrillRun:
 
     def _follow(self, event: ServerEvent) -> None:
         if event.type is EventType.INCIDENT_OPENED:
-            opened = event.payload().incident  # type: ignore[attr-defined]
+            opened = IncidentEventData.model_validate(event.data).incident
             if opened.opened_at >= self.plan.start and self.paged_at is None:
                 self.paged_at = self._seen[event.id]
                 self.paged.set()
         elif event.type is EventType.ACTION:
             data = ActionEventData.model_validate(event.data)
-            if data.audit.action == "ack":
+            if data.audit.action == ActionKind.ACK:
                 self._acknowledged = True
             for response in self.scenario.responses:
                 if response.id in self._responses_left and any(matches(m, data) for m in response.any_of):
