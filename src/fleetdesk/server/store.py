@@ -213,9 +213,16 @@ SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 
 FROM buckets GROUP BY model_key, start / 86400;
 """
 
+_SCHEMA_V3 = """
+-- Covering indexes for the fleet summary's counts, so they never read the wide model rows.
+CREATE INDEX models_health_tier ON models (health, tier);
+CREATE INDEX models_attention ON models (attention);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
+    (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
