@@ -29,6 +29,7 @@ from .serve_process import ServeProcess, admin_token, free_port
 
 CLIENTS = 50
 SECONDS = 5.0
+MIN_CALLS_PER_CLIENT = 4
 MAX_CALLS_PER_CLIENT = 60
 EXPERIMENTS = ["ig_feed_late-stage_mtml.x1-watch-time", "ig_reels_late-stage_dhen.x4-int8"]
 PAGING = ["ig_feed_late-stage_mtml.x1-watch-time", "fb_cross-surface_late-stage_transformer.fm-v4",
@@ -69,7 +70,8 @@ async def _load(url: str, token: SecretStr) -> None:
     async def client_loop(client: FleetdeskClient, seed: int, stop_at: float) -> None:
         rng = random.Random(seed)
         for n in range(MAX_CALLS_PER_CLIENT):
-            if time.monotonic() > stop_at:
+            # Every client does some work however loaded the box is; then the clock decides.
+            if n >= MIN_CALLS_PER_CLIENT and time.monotonic() > stop_at:
                 return
             try:
                 if rng.random() < 0.5:
@@ -103,7 +105,8 @@ async def _load(url: str, token: SecretStr) -> None:
     elapsed = time.monotonic() - started
     print(f"{CLIENTS} clients, {elapsed:.1f}s: {dict(outcomes)}")
     assert not unexpected, unexpected[:10]
-    assert outcomes["read"] > CLIENTS and outcomes["applied"] > CLIENTS, outcomes
+    assert sum(outcomes.values()) >= CLIENTS * MIN_CALLS_PER_CLIENT, outcomes
+    assert outcomes["read"] >= CLIENTS and outcomes["applied"] >= CLIENTS // 2, outcomes
     assert outcomes["StaleState"] >= 1, "conflicting rollbacks never met: the test did not exercise conflicts"
 
     async with FleetdeskClient(url, token) as admin:

@@ -26,16 +26,19 @@ TIMEOUTS = ClientTimeouts(connect=1, read=0.5, write=1, pool=1, deadline=DEADLIN
 async def test_answers_past_the_deadline_are_not_confirmed_and_a_retry_applies_once(server: EmbeddedServer) -> None:
     port = urlparse(server.url).port
     assert port is not None
-    async with DelayProxy(port, delay=DEADLINE * 3) as proxy, FleetdeskClient(
+    async with DelayProxy(port, delay=DEADLINE * 5) as proxy, FleetdeskClient(
             proxy.url, SecretStr(server.oncall_token), timeouts=TIMEOUTS,
             retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.05)) as client:
         started = time.monotonic()
         with pytest.raises(Unavailable):
             await client.fleet_summary()
+        # Slack for a loaded box; a call that waited for the held answer would take the proxy's 5 deadlines.
+        assert time.monotonic() - started < 3 * DEADLINE, "a read outlived its deadline"
         intent = ActionIntent.escalate(MODEL, reason="pager is slow tonight")
+        started = time.monotonic()
         with pytest.raises(NotConfirmed) as caught:
             await client.perform(intent)
-        assert time.monotonic() - started < 4 * DEADLINE, "a call outlived its deadline"
+        assert time.monotonic() - started < 3 * DEADLINE, "an action outlived its deadline"
         assert "not confirmed" in caught.value.message.lower() or "confirm" in caught.value.message.lower()
 
         proxy.delay = 0
