@@ -176,3 +176,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def test_console_figures() -> None:
+    """The same run under pytest, so one command runs every benchmark."""
+    main()
