@@ -142,7 +142,7 @@ def test_hostile_registry_text_is_escaped(small: Fleet, tmp_path: Path) -> None:
     assert "tagging\\x1b[31m" in text
 
 
-def test_readme_first_command_explains_a_real_model(small: Fleet) -> None:
+def test_readme_explain_example_names_a_real_model(small: Fleet) -> None:
     command = re.search(r"fleetdesk explain (\S+) --fleet small", README.read_text(encoding="utf-8"))
     assert command is not None
     assert command.group(1) in small.registry
