@@ -301,6 +301,8 @@ class ModelSummary(_Wire):
     oncall_rotation: str
     baseline_model_id: str | None
     health: Health = Field(description="Health of the latest closed bucket (no_data when it is missing)")
+    calibration: float | None = Field(default=None, description="Calibration of the latest closed bucket")
+    normalized_entropy: float | None = Field(default=None, description="NE of the latest closed bucket")
     attention: Attention
     live: LiveState
     budget_remaining: float | None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pydantic import SecretStr
+
+from fleetdesk.client import FleetdeskClient
 from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
@@ -31,6 +34,21 @@ async def test_fleet_lists_every_model_worst_first(server):
         assert "21 models" in text
         assert "‼ page" in text and "✓ ok" in text  # health reads without colour
         assert "live" in text
+
+
+async def test_health_columns_show_the_latest_buckets_calibration_and_ne(server):
+    async with FleetdeskClient(server.url, SecretStr(server.tokens["oncall"])) as client:
+        series = await client.stability(TIER2_EXPERIMENT)
+    latest = series.points[-1]
+    assert latest.calibration is not None and latest.normalized_entropy is not None
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        row = fleet.get_row(TIER2_EXPERIMENT)
+        cells = dict(zip((c.key for c in fleet._columns), (str(cell).strip() for cell in row)))
+        assert cells["calibration"] == f"{latest.calibration:.2f}"
+        assert cells["ne"] == f"{latest.normalized_entropy:.2f}"
+        header = screen_text(pilot.app)
+        assert " cal " in header and " NE " in header and " type " in header  # all fit at 120 columns
 
 
 async def test_filter_as_you_type_and_clear(server):
@@ -88,5 +106,5 @@ async def test_narrow_terminal_drops_columns_by_priority(server):
     async with make_app(server).run_test(size=(80, 24)) as pilot:
         fleet = await loaded(pilot)
         keys = [column.key.value for column in fleet.columns.values()]
-        assert keys[:4] == ["health", "budget", "tier", "id"]
+        assert keys[:6] == ["health", "budget", "calibration", "ne", "tier", "id"]
         assert "owner" not in keys and "type" not in keys

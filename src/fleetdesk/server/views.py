@@ -8,7 +8,7 @@ from datetime import datetime
 
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
-from fleetdesk.domain.stability import Health
+from fleetdesk.domain.stability import Health, StabilitySums
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import from_epoch, iso, parse_iso
@@ -31,7 +31,10 @@ from fleetdesk.wire import (
 
 _SUMMARY_COLUMNS = (
     "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health, attention,"
-    " budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start"
+    " budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
+    # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
+    " (SELECT json_array(weight, label_sum, prediction_sum, cross_entropy_sum) FROM buckets"
+    "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
 )
 _ORDER = {
     ModelSort.WORST: "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
@@ -74,12 +77,14 @@ def summary(backend: Backend, row: sqlite3.Row) -> ModelSummary:
     model = backend.registry.models[row["id"]]
     model_type = backend.config.vocabulary.parse(model.type)
     last = row["last_bucket_start"]
+    sums = StabilitySums() if row["last_sums"] is None else StabilitySums.model_construct(
+        **dict(zip(("weight", "label_sum", "prediction_sum", "cross_entropy_sum"), json.loads(row["last_sums"]))))
     return ModelSummary(
         id=model.id, type=model.type, app=model_type.app, surface=model_type.surface,
         stage=backend.config.vocabulary.stage(model_type), tier=model.tier, role=model.role,
         owner_team=model.owner_team, oncall_rotation=model.oncall_rotation,
         baseline_model_id=model.baseline_model_id, health=Health(row["health"]),
-        attention=Attention(row["attention"]), live=live_state(row), budget_remaining=row["budget_remaining"],
+        calibration=sums.calibration, normalized_entropy=sums.normalized_entropy, attention=Attention(row["attention"]), live=live_state(row), budget_remaining=row["budget_remaining"],
         max_burn_rate=row["max_burn_rate"], alerts=json.loads(row["alerts"]),
         open_incident_id=row["open_incident_id"], last_bucket_start=None if last is None else from_epoch(last),
         purpose=model.purpose,

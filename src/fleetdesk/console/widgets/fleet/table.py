@@ -28,11 +28,13 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("health", "health", 10, 0),
     Column("budget", "budget", 6, 1),
+    Column("calibration", "cal", 5, 1),
+    Column("ne", "NE", 5, 1),
     Column("tier", "tier", 5, 0),
     Column("id", "model", None, 0),
-    Column("incident", "inc", 5, 2),
-    Column("type", "type", 24, 4),
-    Column("role", "role", 10, 3),
+    Column("incident", "inc", 5, 3),
+    Column("type", "type", 24, 2),
+    Column("role", "role", 10, 4),
     Column("owner", "owner", 16, 5),
 )
 
@@ -49,6 +51,11 @@ def sort_key(model: ModelSummary) -> tuple[int, int, float, str]:
 
 def budget_text(budget: float | None) -> str:
     return "—" if budget is None else f"{budget:.0%}"
+
+
+def signal_text(value: float | None) -> str:
+    """A calibration or NE value of the latest bucket; '—' when it has no data."""
+    return "—" if value is None else f"{value:.2f}"
 
 
 def columns_for(width: int) -> list[Column]:
@@ -193,6 +200,8 @@ class FleetTable(DataTable):
         return {
             "health": Text(self.glyphs.attention[model.attention], style=attention_style, no_wrap=True),
             "budget": Text(f"{budget_text(model.budget_remaining):>5}", style=budget_style),
+            "calibration": Text(f"{signal_text(model.calibration):>5}"),
+            "ne": Text(f"{signal_text(model.normalized_entropy):>5}"),
             "tier": Text(model.tier.value, style="bold" if model.tier.rank <= 1 else ""),
             "id": Text(sanitize(model.id), no_wrap=True, overflow="ellipsis"),
             "incident": Text(incident),
