@@ -1,0 +1,108 @@
+"""One table of figures for every benchmark, each checked against its budget.
+
+A benchmark asks for the ``figures`` fixture and calls ``figures.record(...)`` once per figure. The
+test fails at its end if any of its figures is over budget (all of them are recorded and printed
+first), and the session ends with one table: figure, value, budget, reference, ratio. The same table
+is written as Markdown to ``bench-results.md`` (or ``$FLEETDESK_BENCH_REPORT``) for the README.
+
+``FLEETDESK_BENCH_FACTOR`` multiplies every budget: 1 on a quiet machine, 3 in CI so that a real
+regression fails loudly while noise on a shared box does not.
+``FLEETDESK_BENCH_SCALES`` lists the fleet sizes of the scaling runs (default "1000,10000"; add 50000
+to see where the limits are: seeding it takes minutes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+FACTOR = float(os.environ.get("FLEETDESK_BENCH_FACTOR", "1"))
+SCALES = [int(size) for size in os.environ.get("FLEETDESK_BENCH_SCALES", "1000,10000").split(",") if size]
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    value: float
+    unit: str
+    budget: float | None
+    """Ceiling on ``value`` (before FACTOR), or on the ratio when ``budget_on_ratio``."""
+    reference_name: str
+    reference: float | None
+    budget_on_ratio: bool
+
+    @property
+    def ratio(self) -> float | None:
+        return self.value / self.reference if self.reference else None
+
+    @property
+    def checked(self) -> float | None:
+        return self.ratio if self.budget_on_ratio else self.value
+
+    @property
+    def over(self) -> bool:
+        return self.budget is not None and self.checked is not None and self.checked > self.budget * FACTOR
+
+    def cells(self) -> list[str]:
+        unit = "x" if self.budget_on_ratio else f" {self.unit}"
+        budget = "" if self.budget is None else f"≤ {_num(self.budget * FACTOR)}{unit}"
+        if self.budget is not None and FACTOR != 1:
+            budget += f" ({FACTOR:g}× {_num(self.budget)})"
+        reference = "" if self.reference is None else f"{self.reference_name} {_num(self.reference)} {self.unit}"
+        ratio = "" if self.ratio is None else f"{self.ratio:.2f}x"
+        verdict = "OVER" if self.over else ("ok" if self.budget is not None else "")
+        return [self.name, f"{_num(self.value)} {self.unit}", budget, reference, ratio, verdict]
+
+
+def _num(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value < 10 else f"{value:.1f}"
+
+
+class Figures:
+    """What one benchmark measured."""
+
+    def __init__(self) -> None:
+        self.rows: list[Figure] = []
+
+    def record(self, name: str, value: float, unit: str, *, budget: float | None = None,
+               reference: float | None = None, reference_name: str = "", budget_on_ratio: bool = False) -> None:
+        """Record a figure. ``budget`` caps the value, or ``value / reference`` with ``budget_on_ratio``."""
+        figure = Figure(name, value, unit, budget, reference_name, reference, budget_on_ratio)
+        self.rows.append(figure)
+        print(" | ".join(figure.cells()))
+
+
+_SESSION: list[Figure] = []
+
+
+@pytest.fixture
+def figures() -> Iterator[Figures]:
+    recorded = Figures()
+    yield recorded
+    _SESSION.extend(recorded.rows)
+    over = [figure for figure in recorded.rows if figure.over]
+    if over:
+        pytest.fail("over budget: " + "; ".join(" ".join(f.cells()[:3]) for f in over), pytrace=False)
+
+
+def table() -> str:
+    header = ["figure", "value", "budget", "reference", "ratio", ""]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(figure.cells()) + " |" for figure in _SESSION]
+    return "\n".join(lines)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _SESSION:
+        return
+    terminalreporter.section(f"benchmark figures (budget factor {FACTOR:g})")
+    terminalreporter.write_line(table())
+    report = Path(os.environ.get("FLEETDESK_BENCH_REPORT", "bench-results.md"))
+    report.write_text(table() + "\n", encoding="utf-8")
+    terminalreporter.write_line(f"written to {report}")
