@@ -113,7 +113,7 @@ class ModelScreen(ConsoleScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(ModelContext).update("loading…")
+        self.query_one(ModelContext).show_text("loading…")
         self.reload()
 
     # --- data -----------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from rich.style import Style
@@ -47,6 +48,7 @@ class StabilityChart(Widget):
         self.series: StabilitySeries | None = None
         self.grid: Grid | None = None
         self._input: tuple | None = None
+        self._y_range: tuple[float, float] | None = None
         self.cells_refreshed = 0
         """Cells sent for repaint since mount (for tests and the bench)."""
 
@@ -113,9 +115,7 @@ class StabilityChart(Widget):
         baseline = [(p, self.signal.read(p)) for p in series.baseline_points]
         low, high = self.signal.band(series.bands)
         values = [v for _, v in points + baseline if v is not None] + [high] + ([low] if low is not None else [])
-        bottom, top = min(values), max(values)
-        pad = (top - bottom) * 0.1 or abs(top) * 0.05 or 0.05
-        bottom, top = bottom - pad, top + pad
+        bottom, top = self._y_range = _steady_range(self._y_range, min(values), max(values))
         if low is None:
             bottom = max(0.0, bottom)
 
@@ -186,6 +186,21 @@ class StabilityChart(Widget):
             x = left + int(axis.position(moment, width))
             if x + len(label) <= grid.width:
                 grid.text(x, y, label, style)
+
+
+def _steady_range(shown: tuple[float, float] | None, low: float, high: float) -> tuple[float, float]:
+    """The y range for data spanning [low, high]: the one shown while the data still fits it well.
+
+    A range fitted tightly to the data moves with every new bucket, and a moved range redraws every
+    cell of the chart. So the range is padded, rounded to the span's own decade, and kept until the
+    data leaves it or shrinks to under half of it.
+    """
+    pad = (high - low) * 0.1 or abs(high) * 0.05 or 0.05
+    low, high = low - pad, high + pad
+    if shown is not None and shown[0] <= low and high <= shown[1] and (high - low) * 2 >= shown[1] - shown[0]:
+        return shown
+    step = 10 ** math.floor(math.log10(high - low))
+    return math.floor(low / step) * step, math.ceil(high / step) * step
 
 
 def _number(value: float) -> str:

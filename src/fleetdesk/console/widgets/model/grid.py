@@ -70,6 +70,8 @@ class Grid:
         run: list[str] = []
         run_style: Style | None = None
         for char, style in self.rows[y]:
+            if char == " " and run and _blank_safe(run_style):
+                style = run_style  # a space looks the same in any foreground: one escape code fewer per gap
             if style is not run_style and run:
                 out.append(Segment("".join(run), base + run_style if run_style else base))
                 run = []
@@ -81,3 +83,8 @@ class Grid:
 
     def plain(self) -> list[str]:
         return ["".join(char for char, _ in row) for row in self.rows]
+
+
+def _blank_safe(style: Style | None) -> bool:
+    """A blank cell drawn in ``style`` looks like a plain blank (no background, underline or reverse)."""
+    return style is None or not (style.bgcolor or style.underline or style.reverse or style.strike)
