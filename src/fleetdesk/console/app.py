@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from fleetdesk.client import ClientTimeouts, ConnectionUpdate, FleetdeskClient, Unauthorized
+from fleetdesk.console import changed_cells
 from fleetdesk.console.config import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
@@ -21,6 +22,9 @@ from fleetdesk.console.messages import LinkChanged, LiveEvent
 from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
 from fleetdesk.wire import AccessRole, ServerInfo, WhoAmI
+
+
+changed_cells.install()
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,9 @@ class QuietStatic(Widget):
         if len(before) != len(after) and self.styles.height is not None and self.styles.height.is_auto:
             self.refresh(layout=True)  # taller or shorter: the screen lays out again
             return
-        changed = [Region(0, y, width, 1) for y in range(max(len(before), len(after)))
-                   if y >= len(before) or y >= len(after) or before[y].text != after[y].text
-                   or list(before[y]) != list(after[y])]
+        changed = [region for y in range(max(len(before), len(after)))
+                   if (region := _changed_span(before[y] if y < len(before) else None,
+                                               after[y] if y < len(after) else None, y, width))]
         if changed:
             self.refresh(*changed)
 
@@ -56,3 +56,22 @@ class QuietStatic(Widget):
         if width <= 0 or not self.is_mounted:
             return []
         return Visual.to_strips(self, visualize(self, self._text, markup=False), width, None, self.visual_style)
+
+
+def _cells(strip: Strip | None) -> list[tuple[str, object]]:
+    if strip is None:
+        return []
+    return [(char, segment.style) for segment in strip for char in segment.text]
+
+
+def _changed_span(before: Strip | None, after: Strip | None, y: int, width: int) -> Region | None:
+    """The part of line ``y`` between its first and last changed cell (Textual writes no more than that)."""
+    old, new = _cells(before), _cells(after)
+    if old == new:
+        return None
+    longest = max(len(old), len(new))
+    old += [("", None)] * (longest - len(old))
+    new += [("", None)] * (longest - len(new))
+    first = next(x for x in range(longest) if old[x] != new[x])
+    last = next(x for x in reversed(range(longest)) if old[x] != new[x])
+    return Region(first, y, min(width, last + 1) - first, 1)

@@ -54,7 +54,7 @@ class StabilityChart(Widget):
 
     def set_series(self, series: StabilitySeries) -> None:
         """Show ``series``; nothing is redrawn when it is the same data."""
-        self.series = series
+        self.series = _carried_over(self.series, series)
         self._redraw()
 
     def on_resize(self) -> None:
@@ -186,6 +186,24 @@ class StabilityChart(Widget):
             x = left + int(axis.position(moment, width))
             if x + len(label) <= grid.width:
                 grid.text(x, y, label, style)
+
+
+def _carried_over(shown: StabilitySeries | None, new: StabilitySeries) -> StabilitySeries:
+    """``new`` plus the buckets of ``shown`` that slid out of the window but are still on the paged axis.
+
+    The server sends exactly the window; the axis shows up to a page more. Keeping those buckets
+    means a new bucket changes a few cells at the right, instead of the oldest one also vanishing
+    at the left (which repaints the whole row between the two).
+    """
+    if shown is None or shown.model_id != new.model_id or shown.window is not new.window or shown.end > new.end:
+        return new
+    axis_start = TimeAxis.paged(new.window.duration, new.end).start
+
+    def merged(old: list[StabilityPoint], fresh: list[StabilityPoint]) -> list[StabilityPoint]:
+        return [p for p in old if axis_start <= p.start < new.start] + fresh
+
+    return new.model_copy(update={"points": merged(shown.points, new.points),
+                                  "baseline_points": merged(shown.baseline_points, new.baseline_points)})
 
 
 def _steady_range(shown: tuple[float, float] | None, low: float, high: float) -> tuple[float, float]:
