@@ -7,6 +7,7 @@ from console_helpers import TIER0_BASELINE, TIER1_EXPERIMENT, TIER2_EXPERIMENT, 
 from network import HoldingProxy
 from pydantic import SecretStr
 from textual.widgets import Button, Input
+from textual.widgets._footer import FooterKey
 
 from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest, RetryPolicy
 from fleetdesk.console.app import Backend, FleetdeskApp
@@ -23,6 +24,10 @@ async def open_model(pilot, model_id: str) -> ModelScreen:
     await pilot.app.push_screen(screen)
     await wait_for(pilot, lambda: screen.detail is not None and pilot.app.me is not None, f"{model_id} to load")
     return screen
+
+
+def footer_key(screen: ModelScreen, key: str) -> FooterKey:
+    return next(item for item in screen.query(FooterKey) if item.key == key)
 
 
 async def audit_actions(server, model_id: str) -> list[str]:
@@ -127,6 +132,9 @@ async def test_keys_that_do_not_apply_are_disabled_with_a_reason(server):
         assert "not scale-up" in (screen.disabled_reason("halt_launch") or "")
         keys = screen.active_bindings
         assert not keys["r"].enabled and keys["x"].enabled
+        # The bar shows the same: rollback dimmed, escalate bright (updated in place on load).
+        await wait_for(pilot, lambda: footer_key(screen, "r").has_class("-disabled")
+                       and not footer_key(screen, "x").has_class("-disabled"), "the footer to show the key states")
         await pilot.press("r")
         assert pilot.app.screen is screen  # a disabled key does nothing
         await pilot.press("question_mark")

@@ -11,8 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console import app as console_app
 from fleetdesk.console.app import Backend, FleetdeskApp
 from fleetdesk.console.config import ConsoleSettings
@@ -50,7 +51,7 @@ class ScorecardScreen(ModalScreen[None]):
                          classes="-pass" if self.card.passed else "-fail")
             saved = "".join(f"\nSaved: {sanitize(str(path))}" for path in self.saved)
             yield Static(Text(to_markdown(self.card) + saved), id="card")
-        yield Footer()
+        yield KeyFooter()
 
     def action_close(self) -> None:
         self.dismiss(None)

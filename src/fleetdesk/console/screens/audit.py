@@ -6,8 +6,9 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import PageRequest
 from fleetdesk.console.messages import AuditLoaded, LinkChanged, LiveEvent
@@ -40,7 +41,7 @@ class AuditScreen(ConsoleScreen):
         yield Static(Text(f"fleetdesk · audit log · {sanitize(self.model_id, limit=80)}"), id="title")
         yield DataTable(id="audit", cursor_type="row")
         yield StatusLine(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -7,8 +7,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
@@ -63,7 +64,7 @@ class FleetScreen(ConsoleScreen):
             yield Input(placeholder="filter: id, type words, team, t0-t4, page/unstable/ok", id="filter")
         yield FleetTable(glyphs, id="fleet")
         yield StatusLine(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#filter-bar").display = False

@@ -7,8 +7,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.console.messages import IncidentLoaded, LinkChanged, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
@@ -33,7 +34,7 @@ class IncidentScreen(ConsoleScreen):
             yield Static(id="timeline")
             yield Static(id="notes")
         yield StatusLine(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load()

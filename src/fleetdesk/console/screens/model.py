@@ -8,9 +8,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker
 
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import ActionIntent, FleetdeskError, NotConfirmed, StaleState
 from fleetdesk.console.messages import ActionDone, LinkChanged, LiveEvent, ModelLoaded, PreviewReady, SeriesLoaded
@@ -110,7 +111,7 @@ class ModelScreen(ConsoleScreen):
                 with Vertical(id="incident-box"):
                     yield IncidentTimeline(id="incident")
         yield StatusLine(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(ModelContext).show_text("loading…")
