@@ -1,13 +1,10 @@
 """Benchmark: export a handoff snapshot from the large fleet and reopen it.
 
-Run: .venv/bin/python -m pytest tests/bench/bench_snapshot.py -q -s -p no:cacheprovider
-
 Export is measured step by step as ``fleetdesk snapshot export`` runs it:
 capture through the client (every window, the whole fleet table), the
 redaction pass, the headless screenshot of the read-only console, and the
 atomic write. Reopening is measured against ``json.loads`` of the same bytes
-(the same-run reference): the budget is the ratio, plus absolute ceilings that
-only catch an order-of-magnitude regression.
+(the same-run reference): the budget is the ratio.
 """
 
 from __future__ import annotations
@@ -33,8 +30,7 @@ from fleetdesk.wire import Window
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 ROUNDS = 3
 REOPEN_RATIO_BUDGET = 25.0
-EXPORT_CEILING_S = 30.0
-REOPEN_CEILING_S = 5.0
+EXPORT_BUDGET_MS = 10_000.0  # a handoff at shift change: seconds are fine, a minute is not
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -43,7 +39,7 @@ def timed(action: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - began, result
 
 
-def test_large_fleet_export_and_reopen(tmp_path: Path) -> None:
+def test_large_fleet_export_and_reopen(figures, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     with start_embedded("large", tmp_path / "large.sqlite", now=NOW) as server:
         model_id = next(iter(sorted(server.backend.registry.models)))
         token = server.viewer_token
@@ -65,19 +61,9 @@ def test_large_fleet_export_and_reopen(tmp_path: Path) -> None:
             seconds, _ = timed(action)
             best[name] = min(best.get(name, float("inf")), seconds)
     export_s = capture_s + seal_s + render_s + write_s
-    ratio = best["reopen"] / best["json.loads"]
-    sizes = {path.suffix: path.stat().st_size for path in bundle.paths}
-    print()
-    print(f"snapshot of {model_id} on the large fleet ({len(snapshot.models)} models, all 5 windows)")
-    print(f"  capture through the client {capture_s * 1e3:8.1f} ms")
-    print(f"  redaction pass             {seal_s * 1e3:8.1f} ms")
-    print(f"  headless screenshot        {render_s * 1e3:8.1f} ms")
-    print(f"  atomic write (3 files)     {write_s * 1e3:8.1f} ms")
-    print(f"  export total               {export_s * 1e3:8.1f} ms")
-    print(f"  sizes: json {sizes['.json'] / 1e6:.2f} MB, md {sizes['.md'] / 1e3:.1f} kB,"
-          f" svg {sizes.get('.svg', 0) / 1e3:.1f} kB")
-    print(f"  json.loads reference       {best['json.loads'] * 1e3:8.1f} ms")
-    print(f"  reopen (parse + validate)  {best['reopen'] * 1e3:8.1f} ms  ({ratio:.1f}x json.loads, best of {ROUNDS})")
     assert svg is not None and len(snapshot.models) >= 1000
-    assert ratio < REOPEN_RATIO_BUDGET, f"reopening is {ratio:.1f}x json.loads"
-    assert export_s < EXPORT_CEILING_S and best["reopen"] < REOPEN_CEILING_S
+    figures.record(f"snapshot export, large fleet ({len(snapshot.models):,} models, 5 windows, SVG)", export_s * 1e3,
+                   "ms", budget=EXPORT_BUDGET_MS)
+    figures.record("  of which the headless screenshot", render_s * 1e3, "ms")
+    figures.record("snapshot reopen (parse + validate)", best["reopen"] * 1e3, "ms", budget=REOPEN_RATIO_BUDGET,
+                   reference=best["json.loads"] * 1e3, reference_name="json.loads", budget_on_ratio=True)
