@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import pyte
+
 # Textual's own control sequences: CSI (cursor, style, modes), OSC up to BEL/ST, and two-byte ESC forms.
 _SEQUENCE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_=>78]")
 
@@ -28,6 +30,10 @@ class PtyConsole:
     def __init__(self, url: str, token: str, home: Path, size: tuple[int, int] = (120, 40)) -> None:
         columns, rows = size
         self.output = bytearray()
+        # The console sends only the cells that change, so what is on screen is read off a terminal
+        # emulator fed the same bytes, not off the bytes since some mark.
+        self._screen = pyte.Screen(columns, rows)
+        self._stream = pyte.ByteStream(self._screen)
         self._lock = threading.Lock()
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
@@ -56,10 +62,16 @@ class PtyConsole:
                 return
             with self._lock:
                 self.output.extend(chunk)
+                self._stream.feed(chunk)
 
     def captured(self) -> bytes:
         with self._lock:
             return bytes(self.output)
+
+    def screen_text(self) -> str:
+        """What the terminal shows now, line by line."""
+        with self._lock:
+            return "\n".join(line.rstrip() for line in self._screen.display)
 
     def visible_since(self, mark: int) -> str:
         return visible(self.captured()[mark:])
@@ -68,15 +80,14 @@ class PtyConsole:
         os.write(self._master, keys.encode())
 
     def wait_for(self, text: str, deadline: float = 30.0, since: int = 0) -> int:
-        """Wait until ``text`` is visible in the output after byte ``since``; returns the output length then."""
+        """Wait until ``text`` is on screen, after output past byte ``since``; returns the output length then."""
         give_up = time.monotonic() + deadline
         while True:
             data = self.captured()
-            if text in visible(data[since:]):
+            if len(data) > since and text in self.screen_text():
                 return len(data)
             if self.process.poll() is not None or time.monotonic() > give_up:
-                tail = visible(data[-4000:])
-                raise AssertionError(f"{text!r} never appeared (exit {self.process.poll()}); last output:\n{tail}")
+                raise AssertionError(f"{text!r} never appeared (exit {self.process.poll()}); screen:\n{self.screen_text()}")
             time.sleep(0.05)
 
     def close(self) -> None:

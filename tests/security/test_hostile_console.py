@@ -65,9 +65,11 @@ def test_console_shows_hostile_data_literally_and_no_raw_control_reaches_the_ter
         mark = console.wait_for("PURPOSE-MARK", since=mark)
         console.send("i")  # the incident's timeline and notes
         mark = console.wait_for("NOTE-MARK", since=mark)
-        console.send("\x1b")
+        console.send("\x1b")  # alone: an escape with a key right behind it reads as alt+key
+        mark = console.wait_for("PURPOSE-MARK", since=mark)
         console.send("l")  # the model's audit log
-        console.wait_for("NOTE-MARK", since=mark)
+        mark = console.wait_for("audit log ·", since=mark)
+        console.wait_for("admin (admin)", since=mark)  # the audit record of the hostile note
     finally:
         console.close()
     output = console.captured()

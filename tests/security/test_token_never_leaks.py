@@ -69,7 +69,7 @@ async def test_one_scenario_leaves_the_token_in_no_artifact(tmp_path: Path, capl
             console.send("\r")
             mark = console.wait_for("safe fallback", since=mark)
             console.send("l")  # the audit log: every screen that reads with the token
-            console.wait_for("Audit", since=mark)
+            console.wait_for("audit log ·", since=mark)
         finally:
             console.close()
         artifacts["console screen (pty)"] = console.captured()

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from fleetdesk.client import ClientTimeouts, ConnectionUpdate, FleetdeskClient, Unauthorized
-from fleetdesk.console import changed_cells
+from fleetdesk.console import terminal_writer
 from fleetdesk.console.config import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
@@ -24,7 +24,7 @@ from fleetdesk.console.themes import load_themes
 from fleetdesk.wire import AccessRole, ServerInfo, WhoAmI
 
 
-changed_cells.install()
+terminal_writer.install()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,111 @@
+"""The console writes only the cells that changed, with the fewest escape codes (fleetdesk.console.terminal_writer)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.color import ColorSystem
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from textual._compositor import ChopsUpdate
+from textual.strip import Strip
+
+from fleetdesk.console import terminal_writer
+
+MARK = Style(color="red", bold=True)
+assert terminal_writer.install()
+CONSOLE = Console(color_system="truecolor", force_terminal=True)
+
+
+def written(strip: Strip, x1: int, x2: int) -> str:
+    """What goes to the terminal when cells [x1, x2) of a widget drawn at column 1 of row 0 changed."""
+    update = ChopsUpdate([{0: None, 1: strip, 1 + strip.cell_length: None}], [(0, x1, x2)],
+                         [[1, 1 + strip.cell_length, 120]])
+    return update.render_segments(CONSOLE)
+
+
+def test_a_change_at_the_end_of_a_line_sends_that_cell_not_the_line_before_it():
+    row = Strip([Segment(" " * 40), Segment("▲ ▲▲", MARK)])
+    out = written(row, 44, 45)  # the last mark (cells 41..44 hold "▲ ▲▲", shifted by the widget's column 1)
+    assert out.startswith("\x1b[1;45H")
+    assert out.count("▲") == 1 and " " * 10 not in out
+
+
+def test_a_line_with_wide_characters_is_sent_from_the_widget_edge_so_none_is_cut_in_half():
+    row = Strip([Segment("模型" * 5), Segment("▲", MARK)])
+    out = written(row, 11, 12)
+    assert out.startswith("\x1b[1;2H") and "模型" in out
+
+
+def test_the_style_carries_over_between_changed_cells_and_the_update_ends_in_the_default_style():
+    left, right = Strip([Segment("ab", MARK), Segment("  ")]), Strip([Segment("cd", MARK)])
+    update = ChopsUpdate([{1: left, 5: right, 7: None}], [(0, 1, 3), (0, 5, 7)], [[5, 7, 120]])
+    out = update.render_segments(CONSOLE)
+    assert out.endswith("\x1b[1;6Hcd\x1b[0m")  # same style as "ab": no codes before "cd"
+    assert [c[0] for c in cells(re.sub(r"\x1b\[\d+;\d+H", "", out))] == list("abcd")
+
+
+def test_install_is_idempotent():
+    assert terminal_writer.install() and terminal_writer.install()
+
+
+# --- style switches -------------------------------------------------------------
+
+FLAGS = {"1": "bold", "2": "dim", "3": "italic", "4": "underline", "5": "blink", "7": "reverse", "9": "strike"}
+OFF = {"22": ("bold", "dim"), "23": ("italic",), "24": ("underline",), "25": ("blink",), "27": ("reverse",),
+       "29": ("strike",)}
+
+
+def cells(output: str) -> list[tuple[str, frozenset, str, str]]:
+    """Each printed character with the style a terminal would show it in (a small SGR interpreter)."""
+    flags: set[str] = set()
+    fg = bg = "default"
+    shown = []
+    for sgr, text in re.findall(r"\x1b\[([0-9;]*)m|([^\x1b]+)", output):
+        if text:
+            shown += [(char, frozenset(flags), fg, bg) for char in text]
+            continue
+        codes = sgr.split(";") if sgr else ["0"]
+        while codes:
+            code = codes.pop(0)
+            if code == "0":
+                flags, fg, bg = set(), "default", "default"
+            elif code in FLAGS:
+                flags.add(FLAGS[code])
+            elif code in OFF:
+                flags -= set(OFF[code])
+            elif code in ("38", "48"):
+                value = ";".join(codes[:4]) if codes[0] == "2" else ";".join(codes[:2])
+                codes = codes[4:] if codes[0] == "2" else codes[2:]
+                fg, bg = (value, bg) if code == "38" else (fg, value)
+            elif code == "39":
+                fg = "default"
+            elif code == "49":
+                bg = "default"
+            else:
+                fg, bg = (code, bg) if code.startswith("3") or code.startswith("9") else (fg, code)
+    assert not flags and fg == bg == "default", "a strip must end in the default style"
+    return shown
+
+
+COLOURS = st.sampled_from([None, "red", "#5fa8d3", "#121417", "#e0e0e0", "default"])
+STYLES = st.builds(Style, color=COLOURS, bgcolor=COLOURS, bold=st.booleans(), dim=st.booleans(),
+                   italic=st.booleans(), underline=st.booleans(), reverse=st.booleans(), strike=st.booleans())
+
+
+@given(st.lists(st.tuples(st.text("ab ⣿", min_size=1, max_size=3), st.one_of(st.none(), STYLES)), min_size=1, max_size=8))
+def test_switching_by_difference_shows_every_cell_as_textual_would(runs):
+    strip = Strip([Segment(text, style) for text, style in runs])
+    ours = terminal_writer._render_strip(Strip(list(strip)), CONSOLE)
+    textual = terminal_writer._textual_render_strip(Strip(list(strip)), CONSOLE)
+    assert cells(ours) == cells(textual)
+    assert len(ours) <= len(textual)
+
+
+def test_a_colour_change_on_the_same_background_sends_only_the_colour():
+    base = Style(color="#e0e0e0", bgcolor="#121417")
+    switch = terminal_writer.transition(base, base + Style(color="#5fa8d3"), ColorSystem.TRUECOLOR)
+    assert switch == "\x1b[38;2;95;168;211m"
