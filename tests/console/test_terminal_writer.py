@@ -109,3 +109,58 @@ def test_a_colour_change_on_the_same_background_sends_only_the_colour():
     base = Style(color="#e0e0e0", bgcolor="#121417")
     switch = terminal_writer.transition(base, base + Style(color="#5fa8d3"), ColorSystem.TRUECOLOR)
     assert switch == "\x1b[38;2;95;168;211m"
+
+
+# --- what the terminal shows ----------------------------------------------------------
+
+
+def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server, tmp_path):
+    """Changed cells only, styles by difference: the screen they build equals a fresh console's full paint."""
+    import asyncio
+    from datetime import timedelta
+
+    from pydantic import SecretStr
+
+    from fleetdesk.client import ActionIntent, FleetdeskClient
+    from security.pty_console import PtyConsole
+
+    from console_helpers import TIER2_EXPERIMENT
+
+    def open_model(home):  # type: ignore[no-untyped-def]
+        console = PtyConsole(server.url, server.oncall_token, home, size=(120, 40))
+        console.wait_for("21 models")
+        console.send("/")
+        console.wait_for("filter: id, type words")
+        console.send(TIER2_EXPERIMENT.split(".")[-1])
+        console.wait_for("(1 shown)")
+        console.send("\r")
+        console.settle()
+        console.send("\r")
+        console.wait_for("blast radius")
+        console.settle()
+        return console
+
+    async def live_updates() -> None:
+        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as client:
+            now = (await client.info()).now
+            for hour in range(1, 7):  # buckets close, budgets and burn rates move, notes arrive
+                await client.set_clock(now + timedelta(hours=hour))
+                await client.perform(ActionIntent.note(TIER2_EXPERIMENT, f"update {hour}"))
+                await asyncio.sleep(0.3)
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    watching = open_model(tmp_path / "a")
+    try:
+        before = watching.screen_text()
+        asyncio.run(live_updates())
+        watching.settle()
+        assert watching.screen_text() != before
+        fresh = open_model(tmp_path / "b")
+        try:
+            # Everything but the status line and the key bar (the fresh one says different things there).
+            assert watching.screen_text().splitlines()[:-2] == fresh.screen_text().splitlines()[:-2]
+        finally:
+            fresh.close()
+    finally:
+        watching.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -89,6 +90,22 @@ class PtyConsole:
             if self.process.poll() is not None or time.monotonic() > give_up:
                 raise AssertionError(f"{text!r} never appeared (exit {self.process.poll()}); screen:\n{self.screen_text()}")
             time.sleep(0.05)
+
+    def resize(self, columns: int, rows: int) -> None:
+        """Resize the terminal, as a window manager does (the console repaints everything)."""
+        with self._lock:
+            self._screen.resize(rows, columns)
+        fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        os.killpg(self.process.pid, signal.SIGWINCH)
+
+    def settle(self, quiet: float = 0.5, deadline: float = 15.0) -> None:
+        """Wait until the console has written nothing for ``quiet`` seconds."""
+        give_up = time.monotonic() + deadline
+        seen, since = len(self.captured()), time.monotonic()
+        while time.monotonic() - since < quiet and time.monotonic() < give_up:
+            time.sleep(0.05)
+            if len(self.captured()) != seen:
+                seen, since = len(self.captured()), time.monotonic()
 
     def close(self) -> None:
         """Quit with ctrl+q; kill the process if it does not go."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import partial
 
 from pydantic import SecretStr
@@ -21,7 +23,7 @@ from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
 from fleetdesk.console.messages import LinkChanged, LiveEvent
 from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
-from fleetdesk.wire import AccessRole, ServerInfo, WhoAmI
+from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI
 
 
 terminal_writer.install()
@@ -63,6 +65,8 @@ class FleetdeskApp(App[None]):
         self.client = FleetdeskClient(backend.url, backend.token, timeouts=backend.timeouts)
         self.me: WhoAmI | None = None
         self.info: ServerInfo | None = None
+        self._info_at = 0.0
+        """time.monotonic() when ``info.now`` was the server's time."""
         self.theme_problems: list[str] = []
         themes, self.theme_problems = load_themes()
         for theme in themes:
@@ -99,7 +103,7 @@ class FleetdeskApp(App[None]):
     @work(exclusive=True, group="identity", exit_on_error=False)
     async def identify(self) -> None:
         """Who we are and what the server is (action keys depend on the role)."""
-        self.info = await self.client.info()
+        self.info, self._info_at = await self.client.info(), time.monotonic()
         self.me = await self.client.me()
         self.refresh_bindings()
         for screen in self.screen_stack:
@@ -115,7 +119,17 @@ class FleetdeskApp(App[None]):
             else:
                 self.post_message(LiveEvent(update))
 
+    def server_now(self) -> datetime | None:
+        """The server's time now, for 'ago': a frozen clock moves only by clock events, a real one with ours."""
+        if self.info is None:
+            return None
+        if self.info.clock_frozen:
+            return self.info.now
+        return self.info.now + timedelta(seconds=time.monotonic() - self._info_at)
+
     def on_live_event(self, message: LiveEvent) -> None:
+        if isinstance(message.update.data, ClockEventData) and self.info is not None:
+            self.info, self._info_at = self.info.model_copy(update={"now": message.update.data.now}), time.monotonic()
         for screen in self.screen_stack:
             screen.post_message(LiveEvent(message.update))
         self.data_arrived()

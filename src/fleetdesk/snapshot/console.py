@@ -10,6 +10,7 @@ on the screen the exporting engineer was looking at.
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,10 @@ class SnapshotConsole(FleetdeskApp):
             self.push_screen(model)
         if view is Screen.INCIDENT and self.snapshot.incident is not None:
             self.push_screen(IncidentScreen(self.snapshot.incident.id))
+
+    def server_now(self) -> datetime:
+        """The moment of the export, for every 'ago' on a frozen screen."""
+        return self.snapshot.server.info.now
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # A snapshot of a snapshot would claim a frozen screen is the live one: export from the live console.

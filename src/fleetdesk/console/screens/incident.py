@@ -46,7 +46,7 @@ class IncidentScreen(ConsoleScreen):
 
     def on_incident_loaded(self, message: IncidentLoaded) -> None:
         incident = message.incident
-        now = self.app.info.now if self.app.info else None  # type: ignore[attr-defined]
+        now = self.app.server_now()  # type: ignore[attr-defined]
         self.query_one("#timeline", Static).update(timeline_text(incident, now))
         notes = Text("\nnotes\n", style="bold")
         if not incident.notes:

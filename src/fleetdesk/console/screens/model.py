@@ -176,7 +176,7 @@ class ModelScreen(ConsoleScreen):
         glyphs = self.app.glyphs  # type: ignore[attr-defined]
         self.query_one(ModelContext).show(self.detail, self.lineage, glyphs)
         self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille)
-        now = self.app.info.now if self.app.info else None  # type: ignore[attr-defined]
+        now = self.app.server_now()  # type: ignore[attr-defined]
         self.query_one(IncidentTimeline).show(self.incident, now)
 
     def _show_series(self, series: StabilitySeries) -> None:
