@@ -44,7 +44,7 @@ async def test_health_columns_show_the_latest_buckets_calibration_and_ne(server)
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         fleet = await loaded(pilot)
         row = fleet.get_row(TIER2_EXPERIMENT)
-        cells = dict(zip((c.key for c in fleet._columns), (str(cell).strip() for cell in row)))
+        cells = dict(zip((c.key for c in fleet.columns), (str(cell).strip() for cell in row)))
         assert cells["calibration"] == f"{latest.calibration:.2f}"
         assert cells["ne"] == f"{latest.normalized_entropy:.2f}"
         header = screen_text(pilot.app)
@@ -105,6 +105,6 @@ async def test_enter_opens_the_model_and_escape_returns(server):
 async def test_narrow_terminal_drops_columns_by_priority(server):
     async with make_app(server).run_test(size=(80, 24)) as pilot:
         fleet = await loaded(pilot)
-        keys = [column.key.value for column in fleet.columns.values()]
+        keys = [column.key for column in fleet.columns]
         assert keys[:6] == ["health", "budget", "calibration", "ne", "tier", "id"]
         assert "owner" not in keys and "type" not in keys
