@@ -6,6 +6,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
@@ -26,12 +27,22 @@ from fleetdesk.wire import (
 )
 
 PAGE_SIZE = 500
+FIRST_PAGE = 100
+"""The first load starts with this many (more than a tall terminal's screenful): the worst models show at once."""
 
 
 class FleetScreen(ConsoleScreen):
     """All models; Enter opens one."""
 
     AUTO_FOCUS = "FleetTable"
+
+    class FirstPage(Message):
+        """The worst models of the first load, shown while the rest is on its way."""
+
+        def __init__(self, models: list[ModelSummary], total: int) -> None:
+            super().__init__()
+            self.models = models
+            self.total = total
 
     BINDINGS = [
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
@@ -78,12 +89,16 @@ class FleetScreen(ConsoleScreen):
         """Fetch every model, page by page; the next poll is scheduled when this one has finished."""
         client = self.app.client  # type: ignore[attr-defined]
         models: list[ModelSummary] = []
+        first_load = not self._loaded
         try:
             while True:
-                page = await client.list_models(page=PageRequest(offset=len(models), limit=PAGE_SIZE))
+                limit = FIRST_PAGE if first_load and not models else PAGE_SIZE
+                page = await client.list_models(page=PageRequest(offset=len(models), limit=limit))
                 models.extend(page.items)
                 if not page.items or len(models) >= page.total:
                     break
+                if first_load and len(models) == len(page.items):
+                    self.post_message(self.FirstPage(list(models), page.total))
         except FleetdeskError:
             self.app.read_failed()  # type: ignore[attr-defined]
             raise
@@ -97,6 +112,12 @@ class FleetScreen(ConsoleScreen):
             self.set_timer(self.app.settings.poll_seconds, self._next_poll)  # type: ignore[attr-defined]
             return
         self.poll_fleet()
+
+    def on_fleet_screen_first_page(self, message: FirstPage) -> None:
+        if self._loaded or self.app.screen is not self:
+            return
+        self.query_one(FleetTable).set_models(message.models)
+        self.query_one(StatusLine).say(f"loading the fleet… {len(message.models)} of {message.total}")
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
         self.app.data_arrived()  # type: ignore[attr-defined]
