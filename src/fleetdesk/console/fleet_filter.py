@@ -8,7 +8,8 @@ reads as "paging TIER0 models on feed".
 
 from __future__ import annotations
 
-from fleetdesk.wire import Attention, Health, ModelSummary, Tier
+from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.wire import Attention, Health, Tier
 
 _HEALTH_WORDS: dict[str, set[Attention | Health]] = {
     "page": {Attention.PAGE},
@@ -32,14 +33,14 @@ def tier_word(word: str) -> Tier | None:
     return None
 
 
-def haystack(model: ModelSummary) -> str:
+def haystack(model: FleetRow) -> str:
     """The lower-case text a model's free words are searched in."""
     return " ".join(
         (model.id, model.type, model.app, model.surface, model.stage, model.owner_team, model.role)
     ).lower()
 
 
-def matches(model: ModelSummary, words: list[str], text: str | None = None) -> bool:
+def matches(model: FleetRow, words: list[str], text: str | None = None) -> bool:
     """True when every word matches; ``text`` is the model's precomputed haystack."""
     text = haystack(model) if text is None else text
     for word in words:

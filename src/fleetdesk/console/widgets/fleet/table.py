@@ -22,8 +22,8 @@ from textual.strip import Strip
 from fleetdesk.console.palette import palette
 from fleetdesk.console.fleet_filter import haystack, matches
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import ModelSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ _MAX_ID_WIDTH = 48
 _CHROME = 2  # the vertical scrollbar
 
 
-def sort_key(model: ModelSummary) -> tuple[int, int, float, str]:
+def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
     """Worst first: attention, then tier (TIER0 first), then least budget left, then id."""
     budget = model.budget_remaining if model.budget_remaining is not None else math.inf
     return (model.attention.rank, model.tier.rank, budget, model.id)
@@ -136,7 +136,7 @@ class FleetTable(ScrollView, can_focus=True):
     def __init__(self, glyphs: Glyphs, **kwargs) -> None:
         super().__init__(**kwargs)
         self.glyphs = glyphs
-        self.models: dict[str, ModelSummary] = {}
+        self.models: dict[str, FleetRow] = {}
         self.columns: list[Column] = []
         self._haystacks: dict[str, str] = {}
         self._cells: dict[str, dict[str, Text]] = {}
@@ -149,7 +149,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     # --- data -----------------------------------------------------------------
 
-    def set_models(self, models: list[ModelSummary]) -> None:
+    def set_models(self, models: list[FleetRow]) -> None:
         """Replace the whole fleet (a full refresh): rows change only where the data did."""
         fresh = {model.id: model for model in models}
         if fresh.keys() == self.models.keys() and all(
@@ -163,7 +163,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._cells = {}
         self._rebuild()
 
-    def update_model(self, model: ModelSummary) -> None:
+    def update_model(self, model: FleetRow) -> None:
         """One model changed: re-sort when its place moved, else redraw only the cells that differ."""
         old = self.models.get(model.id)
         if old == model:
@@ -191,7 +191,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._cells.pop(model_id, None)
         self._lines.pop(model_id, None)
 
-    def _visibility_changed(self, model: ModelSummary) -> bool:
+    def _visibility_changed(self, model: FleetRow) -> bool:
         visible = matches(model, self._words, self._haystacks[model.id])
         return visible != (model.id in self._rows)
 
@@ -336,7 +336,7 @@ class FleetTable(ScrollView, can_focus=True):
             cells = self._cells[model_id] = self._render_cells(self.models[model_id])
         return cells
 
-    def _render_cells(self, model: ModelSummary) -> dict[str, Text]:
+    def _render_cells(self, model: FleetRow) -> dict[str, Text]:
         colours = palette(self.app)
         attention_style = colours.get(ATTENTION_STYLE[model.attention], "")
         budget_style = colours.get("error", "") if (model.budget_remaining or 0) < 0 else ""
