@@ -43,29 +43,48 @@ class Terminal:
         os.close(slave)
         self.output = bytearray()
 
+    def _read_chunk(self, timeout: float) -> int:
+        """Whatever the program wrote within ``timeout`` seconds, one read; -1 once it closed the pty."""
+        ready, _, _ = select.select([self.master], [], [], max(timeout, 0.0))
+        if not ready:
+            return 0
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:
+            return -1
+        self.output += data
+        return len(data)
+
     def read(self, seconds: float) -> int:
         """Read for ``seconds``; returns the bytes read."""
         end = time.perf_counter() + seconds
         count = 0
         while (left := end - time.perf_counter()) > 0:
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    data = os.read(self.master, 65536)
-                except OSError:
-                    break
-                self.output += data
-                count += len(data)
+            got = self._read_chunk(left)
+            if got < 0:
+                break
+            count += got
         return count
 
     def wait_for(self, marker: bytes, timeout: float = 60.0) -> float:
-        """Seconds since start until ``marker`` appeared in the output."""
+        """Seconds since start until ``marker`` appeared in the output (checked on every read)."""
         end = time.perf_counter() + timeout
         while marker not in self.output:
-            if time.perf_counter() > end:
+            if time.perf_counter() > end or self._read_chunk(end - time.perf_counter()) < 0:
                 raise TimeoutError(f"{marker!r} did not appear")
-            self.read(0.01)
         return time.perf_counter() - self.started
+
+    def read_until_quiet(self, quiet: float, timeout: float = 5.0) -> float | None:
+        """Read until nothing came for ``quiet`` seconds; when the last bytes arrived (perf_counter), or None."""
+        end = time.perf_counter() + timeout
+        last = None
+        while (left := end - time.perf_counter()) > 0:
+            got = self._read_chunk(min(quiet, left))
+            if got < 0 or (got == 0 and last is not None):
+                break
+            if got > 0:
+                last = time.perf_counter()
+        return last
 
     def send(self, keys: str) -> None:
         os.write(self.master, keys.encode())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from textual import on, work
@@ -66,6 +67,7 @@ class FleetScreen(ConsoleScreen):
         self._pending: dict[str, FleetRow] = {}
         """Live changes that arrived while another screen was on top."""
         self._pending_fleet: list[FleetRow] | None = None
+        self._first_page_shown = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         glyphs = self.app.glyphs  # type: ignore[attr-defined]
@@ -101,6 +103,8 @@ class FleetScreen(ConsoleScreen):
                     break
                 if first_load and len(rows) == len(page.items):
                     self.post_message(self.Fetched(list(rows), page.total, complete=False))
+                    # Parsing the next page blocks the loop for a while: let the worst models paint first.
+                    await self._first_page_shown.wait()
         except FleetdeskError:
             self.app.read_failed()  # type: ignore[attr-defined]
             raise
@@ -120,6 +124,9 @@ class FleetScreen(ConsoleScreen):
             if not self._loaded and self.app.screen is self:
                 self.query_one(FleetTable).set_models(message.rows)
                 self.query_one(StatusLine).say(f"loading the fleet… {len(message.rows)} of {message.total}")
+                self.call_after_refresh(self._first_page_shown.set)
+            else:
+                self._first_page_shown.set()
             return
         self.app.data_arrived()  # type: ignore[attr-defined]
         if self.app.screen is not self:
