@@ -51,6 +51,8 @@ COLUMNS: tuple[Column, ...] = (
 _MIN_ID_WIDTH = 34
 _MAX_ID_WIDTH = 48
 _CHROME = 2  # the vertical scrollbar
+_DRAWN_ROWS_KEPT = 1000
+"""Rows whose cells and line stay cached for scrolling back and for diffing updates."""
 
 
 def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
@@ -160,7 +162,7 @@ class FleetTable(ScrollView, can_focus=True):
             return
         self.models = fresh
         self._haystacks = {i: haystack(m) for i, m in fresh.items()}
-        self._cells = {}
+        self._forget_drawn()
         self._rebuild()
 
     def update_model(self, model: FleetRow) -> None:
@@ -177,7 +179,10 @@ class FleetTable(ScrollView, can_focus=True):
         before = self._cells.get(model.id)
         self._forget(model.id)
         row = self._rows.get(model.id)
-        if row is None or before is None:
+        if row is None:
+            return
+        if before is None:  # not drawn lately: the whole line, if it is on screen
+            self.refresh_line(row + 1)
             return
         new = self._cells_of(model.id)
         x = 0
@@ -190,6 +195,10 @@ class FleetTable(ScrollView, can_focus=True):
     def _forget(self, model_id: str) -> None:
         self._cells.pop(model_id, None)
         self._lines.pop(model_id, None)
+
+    def _forget_drawn(self) -> None:
+        self._cells = {}
+        self._lines = {}
 
     def _visibility_changed(self, model: FleetRow) -> bool:
         visible = matches(model, self._words, self._haystacks[model.id])
@@ -215,8 +224,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def restyle(self) -> None:
         """Re-render every cell (the theme or glyphs changed)."""
-        self._cells = {}
-        self._lines = {}
+        self._forget_drawn()
         self.refresh()
 
     # --- layout ---------------------------------------------------------------
@@ -238,7 +246,7 @@ class FleetTable(ScrollView, can_focus=True):
         columns = columns_for(self.size.width or 120)
         if columns != self.columns:
             self.columns = columns
-            self._lines = {}
+            self._forget_drawn()
         ordered = sorted(self.models.values(), key=sort_key)
         self._shown = [m.id for m in ordered if matches(m, self._words, self._haystacks[m.id])]
         self._rows = {model_id: row for row, model_id in enumerate(self._shown)}
@@ -333,6 +341,8 @@ class FleetTable(ScrollView, can_focus=True):
     def _cells_of(self, model_id: str) -> dict[str, Text]:
         cells = self._cells.get(model_id)
         if cells is None:
+            if len(self._cells) >= _DRAWN_ROWS_KEPT:
+                self._forget_drawn()  # scrolled through a big fleet: keep memory flat
             cells = self._cells[model_id] = self._render_cells(self.models[model_id])
         return cells
 
