@@ -66,25 +66,13 @@ class Terminal:
             count += got
         return count
 
-    def wait_for(self, marker: bytes, timeout: float = 60.0) -> float:
-        """Seconds since start until ``marker`` appeared in the output (checked on every read)."""
+    def wait_for(self, marker: bytes, timeout: float = 60.0, since: int = 0) -> float:
+        """Seconds since start until ``marker`` appeared in the output after byte ``since`` (checked on every read)."""
         end = time.perf_counter() + timeout
-        while marker not in self.output:
+        while self.output.find(marker, since) < 0:
             if time.perf_counter() > end or self._read_chunk(end - time.perf_counter()) < 0:
                 raise TimeoutError(f"{marker!r} did not appear")
         return time.perf_counter() - self.started
-
-    def read_until_quiet(self, quiet: float, timeout: float = 5.0) -> float | None:
-        """Read until nothing came for ``quiet`` seconds; when the last bytes arrived (perf_counter), or None."""
-        end = time.perf_counter() + timeout
-        last = None
-        while (left := end - time.perf_counter()) > 0:
-            got = self._read_chunk(min(quiet, left))
-            if got < 0 or (got == 0 and last is not None):
-                break
-            if got > 0:
-                last = time.perf_counter()
-        return last
 
     def send(self, keys: str) -> None:
         os.write(self.master, keys.encode())

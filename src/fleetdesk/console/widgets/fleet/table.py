@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fleetdesk.console.palette import palette
-from fleetdesk.console.fleet_filter import haystack, matches
+from fleetdesk.console.fleet_filter import haystack, matches, predicate
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
@@ -145,6 +145,8 @@ class FleetTable(ScrollView, can_focus=True):
         self._lines: dict[str, Strip] = {}
         """Each shown row drawn once, without the row's background: scrolling reuses it."""
         self._words: list[str] = []
+        self._ordered: list[str] | None = None
+        """Every model id, worst first; kept while no model moves, so a filter keystroke does not sort."""
         self._shown: list[str] = []
         self._rows: dict[str, int] = {}
         self._rebuild_pending = False
@@ -162,6 +164,7 @@ class FleetTable(ScrollView, can_focus=True):
             return
         self.models = fresh
         self._haystacks = {i: haystack(m) for i, m in fresh.items()}
+        self._ordered = None
         self._forget_drawn()
         self._rebuild()
 
@@ -174,6 +177,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._haystacks[model.id] = haystack(model)
         if old is None or sort_key(old) != sort_key(model) or self._visibility_changed(model):
             self._forget(model.id)
+            self._ordered = None
             self._schedule_rebuild()
             return
         before = self._cells.get(model.id)
@@ -247,8 +251,10 @@ class FleetTable(ScrollView, can_focus=True):
         if columns != self.columns:
             self.columns = columns
             self._forget_drawn()
-        ordered = sorted(self.models.values(), key=sort_key)
-        self._shown = [m.id for m in ordered if matches(m, self._words, self._haystacks[m.id])]
+        if self._ordered is None:
+            self._ordered = [m.id for m in sorted(self.models.values(), key=sort_key)]
+        shows, models, haystacks = predicate(self._words), self.models, self._haystacks
+        self._shown = [i for i in self._ordered if shows(models[i], haystacks[i])]
         self._rows = {model_id: row for row, model_id in enumerate(self._shown)}
         self.virtual_size = Size(sum(c.width + 2 for c in columns), len(self._shown) + 1)
         row = self._rows.get(current, min(self.cursor_row, max(len(self._shown) - 1, 0)))
