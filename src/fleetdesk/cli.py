@@ -14,13 +14,14 @@ import sys
 COMMANDS = ("explain", "fleet", "serve", "token", "console", "drill", "snapshot", "open", "rules")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` just that subcommand (a start-up skips the others' imports)."""
     parser = argparse.ArgumentParser(
         prog="fleetdesk",
         description="On-call console for a fleet of production ML models.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         try:
             module = importlib.import_module(f"fleetdesk.commands.{name}")
         except ModuleNotFoundError as error:
@@ -32,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    named = argv[0] if argv and argv[0] in COMMANDS else None
+    args = build_parser(only=named).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -122,8 +122,12 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
+# Schemas are built on first use, not at import: the console starts before it needs most of them.
+_LAZY = ConfigDict(defer_build=True)
+
+
 class _Wire(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **_LAZY)
 
 
 # --- errors -----------------------------------------------------------------
@@ -196,7 +200,7 @@ class Incident(_Wire):
 class ProblemDetails(BaseModel):
     """RFC 9457 problem details, plus fleetdesk's extension members."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", **_LAZY)
 
     type: str = "about:blank"
     title: str
@@ -365,6 +369,8 @@ class Window(StrEnum):
 class StabilityPoint(StabilityBucket):
     """One bucket: its additive sums, its health, and the signals derived from the sums."""
 
+    model_config = _LAZY
+
     health: Health
 
     @computed_field(description="Σ predictions / Σ labels; None with no data")  # type: ignore[prop-decorator]
@@ -482,7 +488,7 @@ class EscalationTarget(StrEnum):
 
 
 class ActionRequest(_Wire):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **_LAZY)
 
     reason: str = Field(default="", max_length=2000)
     dry_run: bool = False
@@ -532,7 +538,7 @@ class ActionResult(_Wire):
 class IngestBucket(StabilityBucket):
     """One closed bucket of one model; start must be aligned to the bucket length."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **_LAZY)
 
     model_id: str
 

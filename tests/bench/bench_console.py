@@ -11,106 +11,21 @@ own process in a 120x40 pty, as an engineer would run it:
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
-import pty
-import select
 import statistics
-import struct
-import subprocess
 import sys
-import termios
-import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
 
 from pydantic import SecretStr
+from terminal import BARE_APP, COLUMNS, ROWS, Terminal, keystroke_to_repaint
 
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.server.embedded import start_embedded
 
-COLUMNS, ROWS = 120, 40
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 PYTHON = sys.executable
-BARE_APP = textwrap.dedent(
-    """
-    from textual.app import App
-    from textual.widgets import Label
-
-    class Bare(App):
-        def compose(self):
-            yield Label("ready-marker")
-
-    Bare().run()
-    """
-)
-
-
-class Terminal:
-    """A child process on a pty of COLUMNS x ROWS; collects what it writes."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-        self.started = time.perf_counter()
-        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                        start_new_session=True, close_fds=True)
-        os.close(slave)
-        self.output = bytearray()
-
-    def read(self, seconds: float) -> int:
-        """Read for ``seconds``; returns the bytes read."""
-        end = time.perf_counter() + seconds
-        count = 0
-        while (left := end - time.perf_counter()) > 0:
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    data = os.read(self.master, 65536)
-                except OSError:
-                    break
-                self.output += data
-                count += len(data)
-        return count
-
-    def wait_for(self, marker: bytes, timeout: float = 60.0) -> float:
-        """Seconds since start until ``marker`` appeared in the output."""
-        end = time.perf_counter() + timeout
-        while marker not in self.output:
-            if time.perf_counter() > end:
-                raise TimeoutError(f"{marker!r} did not appear")
-            self.read(0.01)
-        return time.perf_counter() - self.started
-
-    def send(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        os.close(self.master)
-
-
-def keystroke_to_repaint(terminal: Terminal, key: str) -> float:
-    terminal.read(0.3)  # let the previous repaint finish
-    sent = time.perf_counter()
-    terminal.send(key)
-    ready, _, _ = select.select([terminal.master], [], [], 5.0)
-    if not ready:
-        return float("nan")
-    terminal.read(0.0)
-    return time.perf_counter() - sent
 
 
 async def drive_live_updates(url: str, token: str, seconds: float) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient
@@ -44,7 +46,7 @@ async def test_health_columns_show_the_latest_buckets_calibration_and_ne(server)
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         fleet = await loaded(pilot)
         row = fleet.get_row(TIER2_EXPERIMENT)
-        cells = dict(zip((c.key for c in fleet._columns), (str(cell).strip() for cell in row)))
+        cells = dict(zip((c.key for c in fleet.columns), (str(cell).strip() for cell in row)))
         assert cells["calibration"] == f"{latest.calibration:.2f}"
         assert cells["ne"] == f"{latest.normalized_entropy:.2f}"
         header = screen_text(pilot.app)
@@ -105,6 +107,32 @@ async def test_enter_opens_the_model_and_escape_returns(server):
 async def test_narrow_terminal_drops_columns_by_priority(server):
     async with make_app(server).run_test(size=(80, 24)) as pilot:
         fleet = await loaded(pilot)
-        keys = [column.key.value for column in fleet.columns.values()]
+        keys = [column.key for column in fleet.columns]
         assert keys[:6] == ["health", "budget", "calibration", "ne", "tier", "id"]
         assert "owner" not in keys and "type" not in keys
+
+
+async def test_cursor_stays_on_its_model_when_the_order_changes(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        await pilot.press("down", "down")
+        chosen = fleet.selected_id()
+        assert chosen == fleet.shown_ids[2]
+        worst = fleet.models[fleet.shown_ids[0]]
+        fleet.update_model(replace(worst, attention=Attention.OK))  # the worst model drops down the list
+        await wait_for(pilot, lambda: fleet.shown_ids.index(chosen) == 1, "the re-sort")
+        assert fleet.selected_id() == chosen
+        await pilot.press("end")
+        assert fleet.selected_id() == fleet.shown_ids[-1]
+        await pilot.press("home")
+        assert fleet.selected_id() == fleet.shown_ids[0]
+
+
+async def test_click_selects_a_row_and_a_second_click_opens_it(server):
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        await pilot.click(FleetTable, offset=(20, 4))  # the header is line 0: line 4 is the fourth model
+        assert fleet.selected_id() == fleet.shown_ids[3]
+        await pilot.click(FleetTable, offset=(20, 4))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")
+        assert pilot.app.screen.model_id == fleet.shown_ids[3]

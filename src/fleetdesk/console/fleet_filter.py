@@ -8,7 +8,10 @@ reads as "paging TIER0 models on feed".
 
 from __future__ import annotations
 
-from fleetdesk.wire import Attention, Health, ModelSummary, Tier
+from collections.abc import Callable
+
+from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.wire import Attention, Health, Tier
 
 _HEALTH_WORDS: dict[str, set[Attention | Health]] = {
     "page": {Attention.PAGE},
@@ -32,30 +35,31 @@ def tier_word(word: str) -> Tier | None:
     return None
 
 
-def haystack(model: ModelSummary) -> str:
+def haystack(model: FleetRow) -> str:
     """The lower-case text a model's free words are searched in."""
     return " ".join(
         (model.id, model.type, model.app, model.surface, model.stage, model.owner_team, model.role)
     ).lower()
 
 
-def matches(model: ModelSummary, words: list[str], text: str | None = None) -> bool:
+def matches(model: FleetRow, words: list[str], text: str | None = None) -> bool:
     """True when every word matches; ``text`` is the model's precomputed haystack."""
-    text = haystack(model) if text is None else text
+    return predicate(words)(model, haystack(model) if text is None else text)
+
+
+def predicate(words: list[str]) -> Callable[[FleetRow, str], bool]:
+    """The words as one test of a model and its haystack: each word is read once, not once per model."""
+    tests: list[Callable[[FleetRow, str], bool]] = []
     for word in words:
         tier = tier_word(word)
-        if tier is not None:
-            if model.tier is not tier:
-                return False
-            continue
         states = _HEALTH_WORDS.get(word.lower())
-        if states is not None:
-            if model.attention not in states and model.health not in states:
-                return False
-            continue
-        if word.lower() not in text:
-            return False
-    return True
+        if tier is not None:
+            tests.append(lambda model, text, tier=tier: model.tier is tier)
+        elif states is not None:
+            tests.append(lambda model, text, states=states: model.attention in states or model.health in states)
+        else:
+            tests.append(lambda model, text, needle=word.lower(): needle in text)
+    return lambda model, text: all(test(model, text) for test in tests)
 
 
 def split(query: str) -> list[str]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -13,26 +17,36 @@ from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
-from fleetdesk.console.messages import FleetLoaded, LinkChanged, LiveEvent
+from fleetdesk.console.messages import LinkChanged, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
 from fleetdesk.console.widgets.fleet.table import FleetTable
 from fleetdesk.wire import (
-    ActionEventData,
     IncidentEventData,
     IncidentState,
-    ModelSummary,
     SloChangedData,
     Tier,
 )
 
 PAGE_SIZE = 500
+FIRST_PAGE = 100
+"""The first load starts with this many (more than a tall terminal's screenful): the worst models show at once."""
 
 
 class FleetScreen(ConsoleScreen):
     """All models; Enter opens one."""
 
     AUTO_FOCUS = "FleetTable"
+
+    class Fetched(Message):
+        """Models fetched, worst first: the whole fleet, or the first page of the first load."""
+
+        def __init__(self, rows: list[FleetRow], total: int, complete: bool = True) -> None:
+            super().__init__()
+            self.rows = rows
+            self.total = total
+            self.complete = complete
 
     BINDINGS = [
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
@@ -51,9 +65,10 @@ class FleetScreen(ConsoleScreen):
         self._tier: Tier | None = None
         self._loaded = False
         self._counts_pending = False
-        self._pending: dict[str, ModelSummary] = {}
+        self._pending: dict[str, FleetRow] = {}
         """Live changes that arrived while another screen was on top."""
-        self._pending_fleet: list[ModelSummary] | None = None
+        self._pending_fleet: list[FleetRow] | None = None
+        self._first_page_shown = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         glyphs = self.app.glyphs  # type: ignore[attr-defined]
@@ -78,19 +93,25 @@ class FleetScreen(ConsoleScreen):
     async def poll_fleet(self) -> None:
         """Fetch every model, page by page; the next poll is scheduled when this one has finished."""
         client = self.app.client  # type: ignore[attr-defined]
-        models: list[ModelSummary] = []
+        rows: list[FleetRow] = []
+        first_load = not self._loaded
         try:
             while True:
-                page = await client.list_models(page=PageRequest(offset=len(models), limit=PAGE_SIZE))
-                models.extend(page.items)
-                if not page.items or len(models) >= page.total:
+                limit = FIRST_PAGE if first_load and not rows else PAGE_SIZE
+                page = await client.list_models(page=PageRequest(offset=len(rows), limit=limit))
+                rows.extend(map(FleetRow.of, page.items))  # page by page: no 10,000 ModelSummary held at once
+                if not page.items or len(rows) >= page.total:
                     break
+                if first_load and len(rows) == len(page.items):
+                    self.post_message(self.Fetched(list(rows), page.total, complete=False))
+                    # Parsing the next page blocks the loop for a while: let the worst models paint first.
+                    await self._first_page_shown.wait()
         except FleetdeskError:
             self.app.read_failed()  # type: ignore[attr-defined]
             raise
         finally:
             self.set_timer(self.app.settings.poll_seconds, self._next_poll)  # type: ignore[attr-defined]
-        self.post_message(FleetLoaded(models))
+        self.post_message(self.Fetched(rows, len(rows)))
 
     def _next_poll(self) -> None:
         if isinstance(self.app.screen, ModalScreen):
@@ -99,14 +120,22 @@ class FleetScreen(ConsoleScreen):
             return
         self.poll_fleet()
 
-    def on_fleet_loaded(self, message: FleetLoaded) -> None:
+    def on_fleet_screen_fetched(self, message: Fetched) -> None:
+        if not message.complete:
+            if not self._loaded and self.app.screen is self:
+                self.query_one(FleetTable).set_models(message.rows)
+                self.query_one(StatusLine).say(f"loading the fleet… {len(message.rows)} of {message.total}")
+                self.call_after_refresh(self._first_page_shown.set)
+            else:
+                self._first_page_shown.set()
+            return
         self.app.data_arrived()  # type: ignore[attr-defined]
         if self.app.screen is not self:
             # Hidden under another screen: painting here would repaint that screen too. Apply on return.
-            self._pending_fleet, self._pending = message.models, {}
+            self._pending_fleet, self._pending = message.rows, {}
             return
         table = self.query_one(FleetTable)
-        table.set_models(message.models)
+        table.set_models(message.rows)
         if not self._loaded:
             self.query_one(StatusLine).say("")
         self._loaded = True
@@ -114,45 +143,40 @@ class FleetScreen(ConsoleScreen):
 
     def on_screen_resume(self) -> None:
         if self._pending_fleet is not None:
-            self.post_message(FleetLoaded(self._pending_fleet))
+            self.post_message(self.Fetched(self._pending_fleet, len(self._pending_fleet)))
             self._pending_fleet = None
         table = self.query_one(FleetTable)
-        for model in self._pending.values():
-            table.update_model(model)
+        for row in self._pending.values():
+            table.update_model(row)
         if self._pending:
             self._schedule_counts()
         self._pending = {}
 
-    def _current(self, model_id: str) -> ModelSummary | None:
+    def _current(self, model_id: str) -> FleetRow | None:
         """A model as last known, changes not yet drawn included."""
         return self._pending.get(model_id) or self.query_one(FleetTable).models.get(model_id)
 
     def on_live_event(self, message: LiveEvent) -> None:
+        # Actions change a model's live serving state, which the fleet view does not show: their SLO and
+        # incident events, which it does, follow as their own events.
         data = message.update.data
-        changed: list[ModelSummary] = []
-        current = self._current
-        if isinstance(data, SloChangedData) and current(data.model_id):
-            changed.append(current(data.model_id).model_copy(update={
-                "health": data.health, "attention": data.attention,
-                "budget_remaining": data.budget_remaining, "alerts": data.alerts,
-            }))
-        elif isinstance(data, ActionEventData):
-            for change in data.result.changes:
-                if current(change.model_id):
-                    changed.append(current(change.model_id).model_copy(update={"live": change.after}))
+        changed: list[FleetRow] = []
+        if isinstance(data, SloChangedData) and (row := self._current(data.model_id)) is not None:
+            changed.append(replace(row, health=data.health, attention=data.attention,
+                                   budget_remaining=data.budget_remaining))
         elif isinstance(data, IncidentEventData):
             incident = data.incident
             open_id = incident.id if incident.state is not IncidentState.RESOLVED else None
             for model_id in incident.model_ids:
-                model = current(model_id)
-                if model is not None and (open_id is not None or model.open_incident_id == incident.id):
-                    changed.append(model.model_copy(update={"open_incident_id": open_id}))
+                row = self._current(model_id)
+                if row is not None and (open_id is not None or row.open_incident_id == incident.id):
+                    changed.append(replace(row, open_incident_id=open_id))
         if self.app.screen is not self:
-            self._pending.update((model.id, model) for model in changed)
+            self._pending.update((row.id, row) for row in changed)
             return
         table = self.query_one(FleetTable)
-        for model in changed:
-            table.update_model(model)
+        for row in changed:
+            table.update_model(row)
         if changed:
             self._schedule_counts()
 

@@ -8,7 +8,8 @@ from rich.text import Text
 
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.common.quiet import QuietStatic
-from fleetdesk.wire import Health, ModelSummary, Tier
+from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.wire import Health, Tier
 
 
 class FleetCounts(QuietStatic):
@@ -22,7 +23,7 @@ class FleetCounts(QuietStatic):
         super().__init__(**kwargs)
         self._shown: tuple | None = None
 
-    def show_counts(self, models: list[ModelSummary], shown: int) -> None:
+    def show_counts(self, models: list[FleetRow], shown: int) -> None:
         counts = Counter((m.tier, m.health) for m in models)
         open_incidents = len({m.open_incident_id for m in models if m.open_incident_id is not None})
         key = (tuple(sorted(counts.items())), len(models), shown, open_incidents, self.app.theme)

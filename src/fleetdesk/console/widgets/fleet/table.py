@@ -1,19 +1,29 @@
-"""The fleet table: every model, worst first, one row per model keyed by its id."""
+"""The fleet table: every model, worst first, one row per model keyed by its id.
+
+A Line API widget: it keeps the models and the order, and draws only the rows on screen, so a
+10,000-model fleet costs no more to show, filter or scroll than a screenful (a DataTable keeps row
+objects and measures every cell of every row)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from rich.segment import Segment
 from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.widgets import DataTable
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from fleetdesk.console.palette import palette
-from fleetdesk.console.fleet_filter import haystack, matches
+from fleetdesk.console.fleet_filter import haystack, matches, predicate
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import ModelSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +51,11 @@ COLUMNS: tuple[Column, ...] = (
 _MIN_ID_WIDTH = 34
 _MAX_ID_WIDTH = 48
 _CHROME = 2  # the vertical scrollbar
+_DRAWN_ROWS_KEPT = 1000
+"""Rows whose cells and line stay cached for scrolling back and for diffing updates."""
 
 
-def sort_key(model: ModelSummary) -> tuple[int, int, float, str]:
+def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
     """Worst first: attention, then tier (TIER0 first), then least budget left, then id."""
     budget = model.budget_remaining if model.budget_remaining is not None else math.inf
     return (model.attention.rank, model.tier.rank, budget, model.id)
@@ -74,34 +86,74 @@ def _fixed_width(columns: list[Column]) -> int:
     return sum((c.width or 0) + 2 for c in columns) + _CHROME
 
 
-class FleetTable(DataTable):
-    """All models as rows keyed by model id; updates touch only the cells that changed."""
+class FleetTable(ScrollView, can_focus=True):
+    """All models as rows keyed by model id, a header line on top; updates redraw only the cells that changed."""
+
+    COMPONENT_CLASSES = {"fleet-table--header", "fleet-table--cursor"}
 
     DEFAULT_CSS = """
-    FleetTable { height: 1fr; }
+    FleetTable {
+        height: 1fr;
+        background: $surface;
+        color: $foreground;
+        & > .fleet-table--header { text-style: bold; background: $panel; color: $foreground; }
+        &:ansi > .fleet-table--header { background: ansi_bright_blue; color: ansi_default; }
+        & > .fleet-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .fleet-table--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+            & > .fleet-table--header { background-tint: $foreground 5%; }
+        }
+    }
     """
 
+    BINDINGS = [
+        Binding("enter", "select", "Open", id="table-open", show=False, tooltip="Open the model under the cursor."),
+        Binding("up", "cursor(-1)", "Up", id="table-up", show=False, tooltip="Move to the model above."),
+        Binding("down", "cursor(1)", "Down", id="table-down", show=False, tooltip="Move to the model below."),
+        Binding("pageup", "page(-1)", "Page up", id="table-page-up", show=False, tooltip="One screen up."),
+        Binding("pagedown", "page(1)", "Page down", id="table-page-down", show=False, tooltip="One screen down."),
+        Binding("home", "first", "First", id="table-first", show=False, tooltip="The worst model."),
+        Binding("end", "last", "Last", id="table-last", show=False, tooltip="The last model."),
+    ]
+
+    cursor_row: reactive[int] = reactive(0)
+    """Index of the selected model in ``shown_ids``."""
+
     class Opened(Message):
-        """The engineer chose a model (Enter)."""
+        """The engineer chose a model (Enter, or a click on the selected row)."""
 
         def __init__(self, model_id: str) -> None:
             super().__init__()
             self.model_id = model_id
 
     def __init__(self, glyphs: Glyphs, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(**kwargs)
         self.glyphs = glyphs
-        self.models: dict[str, ModelSummary] = {}
+        self.models: dict[str, FleetRow] = {}
+        self.columns: list[Column] = []
         self._haystacks: dict[str, str] = {}
         self._cells: dict[str, dict[str, Text]] = {}
-        self._columns: list[Column] = []
+        self._lines: dict[str, Strip] = {}
+        """Each shown row drawn once, without the row's background: scrolling reuses it."""
         self._words: list[str] = []
+        self._ordered: list[str] | None = None
+        """Every model id, worst first; kept while no model moves, so a filter keystroke does not sort."""
         self._shown: list[str] = []
+        self._rows: dict[str, int] = {}
         self._rebuild_pending = False
 
     # --- data -----------------------------------------------------------------
 
-    def set_models(self, models: list[ModelSummary]) -> None:
+    def set_models(self, models: list[FleetRow]) -> None:
         """Replace the whole fleet (a full refresh): rows change only where the data did."""
         fresh = {model.id: model for model in models}
         if fresh.keys() == self.models.keys() and all(
@@ -112,31 +164,49 @@ class FleetTable(DataTable):
             return
         self.models = fresh
         self._haystacks = {i: haystack(m) for i, m in fresh.items()}
-        self._cells = {}
+        self._ordered = None
+        self._forget_drawn()
         self._rebuild()
 
-    def update_model(self, model: ModelSummary) -> None:
-        """One model changed: re-sort when its place moved, else set only the cells that differ."""
+    def update_model(self, model: FleetRow) -> None:
+        """One model changed: re-sort when its place moved, else redraw only the cells that differ."""
         old = self.models.get(model.id)
+        if old == model:
+            return
         self.models[model.id] = model
         self._haystacks[model.id] = haystack(model)
         if old is None or sort_key(old) != sort_key(model) or self._visibility_changed(model):
-            self._cells.pop(model.id, None)
+            self._forget(model.id)
+            self._ordered = None
             self._schedule_rebuild()
             return
-        if model.id not in self._shown:
+        before = self._cells.get(model.id)
+        self._forget(model.id)
+        row = self._rows.get(model.id)
+        if row is None:
             return
-        new = self._render_cells(model)
-        before = self._cells.get(model.id, {})
-        with self.app.batch_update():
-            for column in self._columns:
-                if before.get(column.key) != new[column.key]:
-                    self.update_cell(model.id, column.key, new[column.key])
-        self._cells[model.id] = new
+        if before is None:  # not drawn lately: the whole line, if it is on screen
+            self.refresh_line(row + 1)
+            return
+        new = self._cells_of(model.id)
+        x = 0
+        for column in self.columns:
+            width = column.width + 2
+            if before[column.key] != new[column.key]:
+                self.refresh(Region(x - self.scroll_offset.x, row + 1 - self.scroll_offset.y, width, 1))
+            x += width
 
-    def _visibility_changed(self, model: ModelSummary) -> bool:
+    def _forget(self, model_id: str) -> None:
+        self._cells.pop(model_id, None)
+        self._lines.pop(model_id, None)
+
+    def _forget_drawn(self) -> None:
+        self._cells = {}
+        self._lines = {}
+
+    def _visibility_changed(self, model: FleetRow) -> bool:
         visible = matches(model, self._words, self._haystacks[model.id])
-        return visible != (model.id in self._shown)
+        return visible != (model.id in self._rows)
 
     def set_filter(self, words: list[str]) -> None:
         if words != self._words:
@@ -147,15 +217,24 @@ class FleetTable(DataTable):
     def shown_ids(self) -> list[str]:
         return list(self._shown)
 
+    @property
+    def row_count(self) -> int:
+        return len(self._shown)
+
+    def get_row(self, model_id: str) -> list[Text]:
+        """The cells of a model's row, in column order."""
+        cells = self._cells_of(model_id)
+        return [cells[column.key] for column in self.columns]
+
     def restyle(self) -> None:
         """Re-render every cell (the theme or glyphs changed)."""
-        self._cells = {}
-        self._rebuild()
+        self._forget_drawn()
+        self.refresh()
 
-    # --- drawing --------------------------------------------------------------
+    # --- layout ---------------------------------------------------------------
 
     def on_resize(self) -> None:
-        if columns_for(self.size.width) != self._columns:
+        if columns_for(self.size.width) != self.columns:
             self._rebuild()
 
     def _schedule_rebuild(self) -> None:
@@ -165,34 +244,115 @@ class FleetTable(DataTable):
             self.call_later(self._rebuild)
 
     def _rebuild(self) -> None:
-        """Lay out columns for the width and refill rows in order, keeping the cursor on its model."""
+        """Lay out columns for the width and put the rows in order, keeping the cursor on its model."""
         self._rebuild_pending = False
-        current = self._current_id()
+        current = self.selected_id()
         columns = columns_for(self.size.width or 120)
-        ordered = sorted(self.models.values(), key=sort_key)
-        self._shown = [m.id for m in ordered if matches(m, self._words, self._haystacks[m.id])]
-        with self.app.batch_update():
-            if columns != self._columns or not self.columns:
-                self.clear(columns=True)
-                self._columns = columns
-                for column in columns:
-                    self.add_column(column.label, key=column.key, width=column.width)
-            else:
-                self.clear()
-            for model_id in self._shown:
-                cells = self._cells.get(model_id) or self._render_cells(self.models[model_id])
-                self._cells[model_id] = cells
-                self.add_row(*(cells[c.key] for c in self._columns), key=model_id)
-            if current in self._shown:
-                self.move_cursor(row=self._shown.index(current), animate=False, scroll=True)
+        if columns != self.columns:
+            self.columns = columns
+            self._forget_drawn()
+        if self._ordered is None:
+            self._ordered = [m.id for m in sorted(self.models.values(), key=sort_key)]
+        shows, models, haystacks = predicate(self._words), self.models, self._haystacks
+        self._shown = [i for i in self._ordered if shows(models[i], haystacks[i])]
+        self._rows = {model_id: row for row, model_id in enumerate(self._shown)}
+        self.virtual_size = Size(sum(c.width + 2 for c in columns), len(self._shown) + 1)
+        row = self._rows.get(current, min(self.cursor_row, max(len(self._shown) - 1, 0)))
+        self.move_cursor(row=row)
+        self.refresh()
 
-    def _current_id(self) -> str | None:
-        if not self._shown or self.row_count == 0:
+    # --- cursor ---------------------------------------------------------------
+
+    def selected_id(self) -> str | None:
+        if not self._shown:
             return None
-        row = min(self.cursor_row, len(self._shown) - 1)
-        return self._shown[row] if row >= 0 else None
+        return self._shown[min(self.cursor_row, len(self._shown) - 1)]
 
-    def _render_cells(self, model: ModelSummary) -> dict[str, Text]:
+    def move_cursor(self, *, row: int) -> None:
+        """Select row ``row`` (clamped) and scroll it into view."""
+        self.cursor_row = max(0, min(row, len(self._shown) - 1))
+        page = max(self.scrollable_content_region.height - 1, 1)
+        if self.cursor_row < self.scroll_offset.y:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= self.scroll_offset.y + page:
+            self.scroll_to(y=self.cursor_row - page + 1, animate=False, immediate=True)
+
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        for row in (old, new):
+            self.refresh_line(row + 1)
+
+    def action_cursor(self, step: int) -> None:
+        self.move_cursor(row=self.cursor_row + step)
+
+    def action_page(self, step: int) -> None:
+        self.move_cursor(row=self.cursor_row + step * max(self.scrollable_content_region.height - 1, 1))
+
+    def action_first(self) -> None:
+        self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        self.move_cursor(row=len(self._shown) - 1)
+
+    def action_select(self) -> None:
+        model_id = self.selected_id()
+        if model_id is not None:
+            self.post_message(self.Opened(model_id))
+
+    def on_click(self, event: Click) -> None:
+        row = event.y - 1 + self.scroll_offset.y
+        if event.y < 1 or row >= len(self._shown):
+            return
+        if row == self.cursor_row:
+            self.action_select()
+        else:
+            self.move_cursor(row=row)
+
+    # --- drawing --------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            labels = [Text(f" {c.label:<{c.width}} ") for c in self.columns]
+            line = self._strip(Text.assemble(*labels))
+            style = self.get_component_rich_style("fleet-table--header")
+        else:
+            row = y - 1 + self.scroll_offset.y
+            if row >= len(self._shown):
+                return Strip.blank(width, self.rich_style)
+            model_id = self._shown[row]
+            line = self._lines.get(model_id)
+            if line is None:
+                line = self._lines[model_id] = self._row_strip(model_id)
+            style = self.rich_style
+            if row == self.cursor_row:
+                # The cursor's colours win over the cells' own, so the selected row reads as one bar.
+                cursor = style + self.get_component_rich_style("fleet-table--cursor")
+                line = Strip(Segment.apply_style(line, post_style=cursor), line.cell_length)
+                style = cursor
+        scroll_x = self.scroll_offset.x
+        return line.crop(scroll_x, scroll_x + width).apply_style(style).adjust_cell_length(width, style)
+
+    def _row_strip(self, model_id: str) -> Strip:
+        cells = self._cells_of(model_id)
+        parts: list[Text] = []
+        for column in self.columns:
+            cell = cells[column.key].copy()
+            cell.truncate(column.width, overflow="ellipsis", pad=True)
+            parts.extend((Text(" "), cell, Text(" ")))
+        return self._strip(Text.assemble(*parts))
+
+    def _strip(self, text: Text) -> Strip:
+        return Strip(list(text.render(self.app.console)), text.cell_len)
+
+    def _cells_of(self, model_id: str) -> dict[str, Text]:
+        cells = self._cells.get(model_id)
+        if cells is None:
+            if len(self._cells) >= _DRAWN_ROWS_KEPT:
+                self._forget_drawn()  # scrolled through a big fleet: keep memory flat
+            cells = self._cells[model_id] = self._render_cells(self.models[model_id])
+        return cells
+
+    def _render_cells(self, model: FleetRow) -> dict[str, Text]:
         colours = palette(self.app)
         attention_style = colours.get(ATTENTION_STYLE[model.attention], "")
         budget_style = colours.get("error", "") if (model.budget_remaining or 0) < 0 else ""
@@ -209,13 +369,3 @@ class FleetTable(DataTable):
             "role": Text(model.role.value),
             "owner": Text(sanitize(model.owner_team), no_wrap=True, overflow="ellipsis"),
         }
-
-    # --- keys -----------------------------------------------------------------
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.Opened(event.row_key.value))
-
-    def selected_id(self) -> str | None:
-        return self._current_id()

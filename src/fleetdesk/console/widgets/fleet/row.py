@@ -1,0 +1,41 @@
+"""One row of the fleet table: what the fleet view shows and filters on of a model, and nothing more.
+
+The fleet view holds every model of the fleet (10,000 and more) for as long as the console runs; a
+slotted row whose repeated words (type, app, surface, team) are shared strings takes a fraction of a
+ModelSummary's memory (about 0.5 KB against 5 KB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from sys import intern
+
+from fleetdesk.wire import Attention, FunnelStage, Health, ModelSummary, Role, Tier
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRow:
+    id: str
+    type: str
+    app: str
+    surface: str
+    stage: FunnelStage
+    tier: Tier
+    role: Role
+    owner_team: str
+    health: Health
+    attention: Attention
+    budget_remaining: float | None
+    calibration: float | None
+    normalized_entropy: float | None
+    open_incident_id: int | None
+
+    @classmethod
+    def of(cls, model: ModelSummary) -> FleetRow:
+        return cls(
+            id=model.id, type=intern(model.type), app=intern(model.app), surface=intern(model.surface),
+            stage=model.stage, tier=model.tier, role=model.role, owner_team=intern(model.owner_team),
+            health=model.health, attention=model.attention, budget_remaining=model.budget_remaining,
+            calibration=model.calibration, normalized_entropy=model.normalized_entropy,
+            open_incident_id=model.open_incident_id,
+        )

@@ -1,0 +1,183 @@
+"""Console start-up and the fleet view at scale, as an engineer runs it: its own process in a 120x40 pty.
+
+Each figure is compared with a bare Textual app showing one label, started in the same pty in the same
+run (the floor any Textual console pays):
+- start to first complete fleet paint on the large fixture fleet (1,200 models): ≤ 1.5× the bare app;
+- for each size in FLEETDESK_BENCH_SCALES, on a generated fleet: first paint and whole fleet loaded
+  (recorded), filter keystroke to finished repaint (median ≤ 50 ms up to 10,000 models), and RSS with the
+  fleet shown (≤ 1.5× the bare app's + 30 MB).
+Seeding the servers is not counted; each size is seeded once per session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+from conftest import SCALES
+from pydantic import SecretStr
+from terminal import BARE_APP, Terminal
+
+from fleetdesk.client import FleetdeskClient, PageRequest
+from fleetdesk.console.fleet_filter import matches, split
+from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.fleetgen import generate_fleet
+from fleetdesk.server.embedded import EmbeddedServer, start_embedded
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+STARTS = 3
+"""Start-ups of each app per figure, alternating, so both see the same load on a shared box."""
+FILTER_KEYS = "reels t0"
+SCREEN_ROW = 29
+"""A row surely on the first screen at 120x40: its model painted means the first screenful is."""
+FILTER_BUDGET_UP_TO = 10_000
+"""The filter budget is the issue's for 10,000 models; larger (opt-in) sizes are recorded only."""
+
+
+@dataclass(frozen=True)
+class Bare:
+    start_seconds: float
+    rss_mb: float
+
+
+def _env(token: str = "") -> dict[str, str]:
+    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": "/nonexistent"}
+    env.pop("NO_COLOR", None)
+    if token:
+        env["FLEETDESK_TOKEN"] = token
+    return env
+
+
+def run_bare() -> Bare:
+    bare = Terminal([sys.executable, "-c", BARE_APP], _env())
+    try:
+        seconds = bare.wait_for(b"ready-marker")
+        bare.read(0.5)
+        return Bare(seconds, bare.rss_mb())
+    finally:
+        bare.close()
+
+
+def start_console(server: EmbeddedServer) -> Terminal:
+    argv = [sys.executable, "-m", "fleetdesk.cli", "console", "--server", server.url]
+    return Terminal(argv, _env(server.oncall_token))
+
+
+def screen_marker(server: EmbeddedServer) -> bytes:
+    """The start of the id of a model low on the first screen of the worst-first table."""
+
+    async def fetch() -> str:
+        async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
+            page = await client.list_models(page=PageRequest(offset=SCREEN_ROW, limit=1))
+        return page.items[0].id
+
+    return asyncio.run(fetch())[:30].encode()
+
+
+def filter_steps(server: EmbeddedServer, typed: str) -> list[tuple[str, bytes | None]]:
+    """Each key of ``typed``, with the count line its repaint ends with when it changes what the filter shows."""
+
+    async def fetch() -> list[FleetRow]:
+        rows: list[FleetRow] = []
+        async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
+            while True:
+                page = await client.list_models(page=PageRequest(offset=len(rows), limit=500))
+                rows.extend(map(FleetRow.of, page.items))
+                if not page.items or len(rows) >= page.total:
+                    return rows
+
+    rows = asyncio.run(fetch())
+    steps: list[tuple[str, bytes | None]] = []
+    last = len(rows)
+    for end, key in enumerate(typed, start=1):
+        shown = sum(matches(row, split(typed[:end])) for row in rows)
+        steps.append((key, f"({shown} shown)".encode() if shown not in (last, len(rows)) else None))
+        last = shown
+    return steps
+
+
+def keystroke_to_repaint(terminal: Terminal, key: str, marker: bytes | None) -> float | None:
+    """Seconds from a key to the fleet counts saying how many models the new filter shows (drawn last);
+    None for a key that does not change what is shown."""
+    terminal.read(0.3)  # let the previous repaint finish
+    before = len(terminal.output)
+    sent = time.perf_counter()
+    terminal.send(key)
+    if marker is None:
+        return None
+    return terminal.wait_for(marker, timeout=10, since=before) - (sent - terminal.started)
+
+
+@pytest.fixture(scope="module")
+def large_fleet() -> Iterator[EmbeddedServer]:
+    server = start_embedded("large", now=NOW)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def generated_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[int], EmbeddedServer]]:
+    """A server on a generated fleet of the given size, seeded once per session."""
+    servers: dict[int, EmbeddedServer] = {}
+
+    def serve(size: int) -> EmbeddedServer:
+        if size not in servers:
+            folder = tmp_path_factory.mktemp(f"fleet{size}")
+            fleet = folder / "fleet.json"
+            fleet.write_text(generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(), encoding="utf-8")
+            servers[size] = start_embedded(str(fleet), folder / "fleetdesk.sqlite", now=NOW)
+        return servers[size]
+
+    yield serve
+    for server in servers.values():
+        server.stop()
+
+
+def test_start_to_first_fleet_paint_on_the_large_fleet(figures, large_fleet):
+    marker = screen_marker(large_fleet)
+    bare, console = [], []
+    for _ in range(STARTS):
+        bare.append(run_bare().start_seconds)
+        terminal = start_console(large_fleet)
+        try:
+            console.append(terminal.wait_for(marker, timeout=60))
+        finally:
+            terminal.close()
+    bare_ms, console_ms = statistics.median(bare) * 1000, statistics.median(console) * 1000
+    figures.record("console start to first fleet paint, large fleet (1,200 models)", console_ms, "ms",
+                   budget=1.5, budget_on_ratio=True, reference=bare_ms, reference_name="bare app")
+
+
+@pytest.mark.parametrize("size", SCALES)
+def test_fleet_view_at_scale(figures, generated_fleet, size):
+    server = generated_fleet(size)
+    marker = screen_marker(server)
+    steps = filter_steps(server, FILTER_KEYS)
+    bare = run_bare()
+    terminal = start_console(server)
+    try:
+        first_paint = terminal.wait_for(marker, timeout=120)
+        loaded = terminal.wait_for(f"{size} models".encode(), timeout=300)
+        terminal.read(1.0)
+        rss = terminal.rss_mb()
+        terminal.send("/")
+        terminal.read(0.5)
+        delays = [delay for key, marker in steps if (delay := keystroke_to_repaint(terminal, key, marker))]
+    finally:
+        terminal.close()
+    bare_ms = bare.start_seconds * 1000
+    figures.record(f"console start to first fleet paint, {size:,} models", first_paint * 1000, "ms",
+                   reference=bare_ms, reference_name="bare app")
+    figures.record(f"console start to whole fleet loaded, {size:,} models", loaded * 1000, "ms",
+                   reference=bare_ms, reference_name="bare app")
+    figures.record(f"filter keystroke to repaint, median, {size:,} models", statistics.median(delays) * 1000, "ms",
+                   budget=50 if size <= FILTER_BUDGET_UP_TO else None)
+    figures.record(f"console RSS with the fleet shown, {size:,} models", rss, "MB",
+                   budget=1.5 * bare.rss_mb + 30, reference=bare.rss_mb, reference_name="bare app")
