@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import SecretStr
 
-from bench_console import PYTHON, Terminal
+from terminal import Terminal
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.drills.backend import DrillBackend
 from fleetdesk.drills.replay import ReplayPlan, drill_fleet, plan_replay, write_fleet
@@ -108,7 +109,7 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
            "FLEETDESK_TOKEN": backend.oncall_token.get_secret_value()}
     env.pop("NO_COLOR", None)
     try:
-        console = Terminal([PYTHON, "-m", "fleetdesk.cli", "console", "--server", backend.url], env)
+        console = Terminal([sys.executable, "-m", "fleetdesk.cli", "console", "--server", backend.url], env)
         try:
             console.wait_for(b"x2-long-history", timeout=120)
             console.read(1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from fleetdesk.client import ActionIntent, EventUpdate
-from fleetdesk.wire import ActionResult, AuditPage, IncidentDetail, Lineage, ModelDetail, ModelSummary, StabilitySeries
+from fleetdesk.wire import ActionResult, AuditPage, IncidentDetail, Lineage, ModelDetail, StabilitySeries
 
 
 class LiveEvent(Message, bubble=False):
@@ -22,14 +22,6 @@ class LiveEvent(Message, bubble=False):
 
 class LinkChanged(Message):
     """The connection state or data age changed; status lines re-read app.link."""
-
-
-class FleetLoaded(Message):
-    """A full refresh of the fleet finished."""
-
-    def __init__(self, models: list[ModelSummary]) -> None:
-        super().__init__()
-        self.models = models
 
 
 class ModelLoaded(Message):
