@@ -105,6 +105,9 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Seede
 def _copy(seeded: Seeded, tmp_path: Path) -> Path:
     db = tmp_path / "bench.sqlite"
     shutil.copyfile(seeded.db, db)
+    # Written back now, not during the measurement: a large fleet's copy is gigabytes of dirty
+    # pages, and their writeback would stall every fsync of the actions measured next.
+    os.sync()
     return db
 
 
