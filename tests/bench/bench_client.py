@@ -9,8 +9,10 @@ deadline, retry policy, response validation into the wire models — against a
 real ``fleetdesk serve`` process on loopback (its own process, so the load
 generator does not share the server's GIL). The same note load sent with bare
 httpx at the same concurrency is the same-run reference, rounds interleaved,
-and the budget is the client's p50 as a ratio to it. Correctness is strict:
-every acknowledged action is in the audit log exactly once.
+and the budget is the client's p50 as a ratio to it (≤ 1.5). The load is a
+closed loop (each console sends its next note the instant the previous returns),
+so the server is saturated and latencies are queueing; the ratio is what counts.
+Correctness is strict: every acknowledged action is in the audit log exactly once.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -39,9 +42,7 @@ ACTIONS_PER_CLIENT = 10
 ROUNDS = 2
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 TIMEOUTS = ClientTimeouts(connect=10, read=60, write=60, pool=60, deadline=120)
-P99_CEILING_S = 20.0  # loaded 2-core CI box; idle machines see well under 1 s
-THROUGHPUT_FLOOR_PER_S = 5.0
-OVERHEAD_RATIO_BUDGET = 3.0  # client p50 vs bare httpx p50 for the same actions at the same concurrency
+OVERHEAD_RATIO_BUDGET = 1.5  # client p50 vs bare httpx p50 for the same actions at the same concurrency
 
 Send = Callable[[int, int], Awaitable[object]]
 
@@ -111,14 +112,8 @@ async def through_httpx(url: str, token: str, models: list[str]) -> tuple[list[f
             await client.aclose()
 
 
-def line(name: str, latencies: list[float], wall: float) -> str:
-    ms = [value * 1000 for value in latencies]
-    return (f"{name:<7} {len(ms):>4} actions {len(ms) / wall:7.1f}/s  p50 {statistics.median(ms):7.1f} ms"
-            f"  p90 {percentile(ms, 0.9):7.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms  max {max(ms):7.1f} ms")
-
-
 @pytest.mark.timeout(900)
-def test_client_action_throughput_p99_and_overhead_at_50_clients(tmp_path: Path) -> None:
+def test_client_overhead_at_50_clients(tmp_path: Path, figures: Any) -> None:
     db = tmp_path / "bench.sqlite"
     store = Store(db)
     store.migrate()
@@ -144,20 +139,19 @@ def test_client_action_throughput_p99_and_overhead_at_50_clients(tmp_path: Path)
                     client_runs.append(await through_client(url, token, models))
                 audited = (await admin.audit(page=PageRequest(limit=1))).total
 
-            client_latencies = [v for run, _ in client_runs for v in run]
-            httpx_latencies = [v for run, _ in httpx_runs for v in run]
-            client_wall = sum(wall for _, wall in client_runs)
-            httpx_wall = sum(wall for _, wall in httpx_runs)
-            ratio = statistics.median(client_latencies) / statistics.median(httpx_latencies)
-            print(f"\n[client] {CLIENTS} concurrent clients x {ACTIONS_PER_CLIENT} notes x {ROUNDS} rounds,"
-                  " real `fleetdesk serve` on loopback, small fleet")
-            print(line("client", client_latencies, client_wall))
-            print(line("httpx", httpx_latencies, httpx_wall))
-            print(f"client p50 / bare httpx p50 = {ratio:.2f} (budget {OVERHEAD_RATIO_BUDGET:g})")
-            assert audited == len(client_latencies) + len(httpx_latencies)  # every acknowledged action, once
-            assert len(client_latencies) / client_wall >= THROUGHPUT_FLOOR_PER_S
-            assert percentile(client_latencies, 0.99) <= P99_CEILING_S
-            assert ratio <= OVERHEAD_RATIO_BUDGET
+            client_ms = [v * 1000 for run, _ in client_runs for v in run]
+            httpx_ms = [v * 1000 for run, _ in httpx_runs for v in run]
+            assert audited == len(client_ms) + len(httpx_ms)  # every acknowledged action, once
+            load = f"50 clients closed loop, {ACTIONS_PER_CLIENT} notes × {ROUNDS} rounds"
+            figures.record(f"client action p50 ({load})", statistics.median(client_ms), "ms",
+                           budget=OVERHEAD_RATIO_BUDGET, budget_on_ratio=True,
+                           reference=statistics.median(httpx_ms), reference_name="bare httpx p50")
+            figures.record(f"client action p99 ({load})", percentile(client_ms, 0.99), "ms",
+                           reference=percentile(httpx_ms, 0.99), reference_name="bare httpx p99")
+            figures.record(f"client throughput ({load})",
+                           len(client_ms) / sum(wall for _, wall in client_runs), "actions/s",
+                           reference=len(httpx_ms) / sum(wall for _, wall in httpx_runs),
+                           reference_name="bare httpx")
 
         asyncio.run(measure())
     finally:

@@ -1,46 +1,65 @@
-"""Benchmark: the real server on loopback — fleet-summary latency and action throughput/p99 at 50 clients.
+"""Benchmark: the real server on loopback at each fleet size in FLEETDESK_BENCH_SCALES.
 
-Run: .venv/bin/python -m pytest tests/bench/bench_server.py -q -s -p no:cacheprovider
-     (FLEETDESK_BENCH_10K=1 adds a generated 10,000-model fleet: seeding it takes a few minutes)
+Run: .venv/bin/pytest tests/bench/bench_server.py -o addopts="" -o python_files="bench_*.py" -s -p no:cacheprovider
 
-Every figure is printed next to a reference measured in the same run against the
-same server, interleaved so both see the same machine load: ``/healthz`` (the
-cheapest route: HTTP + routing + threadpool hop) for the reads, and /healthz at
-the same concurrency for the actions. Budgets are ratios to those references
-plus absolute ceilings generous enough to flag only an order-of-magnitude
-regression on a busy 2-core box.
+Each size is seeded once per session (a generated fleet, "seed N models" is recorded
+unbudgeted) and every server runs on its own copy of that database file.
+
+- Fleet summary: p50 (budget 100 ms) and p99 of GET /v1/fleet/summary; the reference is
+  /healthz p50, interleaved with it so both see the same machine load.
+- SLO state: a forced full recount, and the hourly slot close, for every model over 28 days
+  of hourly buckets (budget 2 s each).
+- Actions, against a `fleetdesk serve` subprocess (so the load generator does not share the
+  server's GIL). The load is 50 clients connected at once (one connection each), each sending
+  one note per second with uniform jitter (0.5–1.5 s between sends): an open loop of ~50
+  actions/s, an on-call-realistic rate. Latency is counted from each send's *scheduled* time,
+  so a slow server cannot hide its queue by delaying the next send. Budget: p99 ≤ 25 ms;
+  the reference is /healthz under the same open-loop load.
+  Then the closed-loop saturation figures, unbudgeted: the same 50 clients each firing their
+  next note the instant the previous one returns. There even /healthz waits ~100 ms at p50
+  on 2 cores: the queue is the HTTP stack's, so a 25 ms p99 there is not physically on offer.
+  Every acknowledged action must be in the audit log exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
+import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from fleetdesk.server.auth import create_token
-from fleetdesk.server.embedded import EmbeddedServer, start_embedded
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.clock import Clock
+from fleetdesk.server.embedded import start_embedded
 from fleetdesk.server.store import Store
 from fleetdesk.wire import AccessRole
 
+
+SCALES = [int(size) for size in os.environ.get("FLEETDESK_BENCH_SCALES", "1000,10000").split(",") if size]
+Figures = Any  # tests/bench/conftest.py's figures fixture
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-SUMMARY_ROUNDS = 60
-SUMMARY_P50_CEILING_S = 0.5  # issue 9 target on an idle box: <= 100 ms at 10,000 models
-SUMMARY_RATIO_BUDGET = 60.0  # summary p50 vs /healthz p50
+SUMMARY_ROUNDS = 40
+SUMMARY_P50_BUDGET_MS = 100.0
+SLO_BUDGET_S = 2.0
 CLIENTS = 50
-ACTIONS_PER_CLIENT = 10
-ACTION_P99_CEILING_S = 20.0  # loaded 2-core CI box; idle laptops see well under 1 s
-THROUGHPUT_FLOOR_PER_S = 5.0
-ACTION_RATIO_BUDGET = 40.0  # action p50 vs /healthz p50 at the same concurrency
+OPEN_LOOP_SECONDS = 8.0  # each client sends one action per second: ~400 actions
+CLOSED_LOOP_ACTIONS = 6  # per client
+ACTION_P99_BUDGET_MS = 25.0
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -48,102 +67,153 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:8.1f} ms"
+@dataclass(frozen=True)
+class Seeded:
+    size: int
+    fleet: Path
+    db: Path
+    buckets: int
+    seconds: float
+    """Seeding it: Backend.open on a new database from the generated fleet."""
 
 
-def _summary_latency(server: EmbeddedServer, label: str) -> None:
-    headers = {"Authorization": f"Bearer {server.viewer_token}"}
-    summary: list[float] = []
-    health: list[float] = []
-    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
-        client.get("/v1/fleet/summary").raise_for_status()  # warm caches
-        for _ in range(SUMMARY_ROUNDS):
-            for path, sink in (("/healthz", health), ("/v1/fleet/summary", summary)):
-                began = time.perf_counter()
-                client.get(path).raise_for_status()
-                sink.append(time.perf_counter() - began)
-        models = client.get("/v1/fleet/summary").json()["total_models"]
-    p50, p99, ref = statistics.median(summary), _percentile(summary, 0.99), statistics.median(health)
-    print(f"\n[{label}] fleet summary over {models} models: p50 {_ms(p50)}  p99 {_ms(p99)}"
-          f"  | /healthz p50 {_ms(ref)}  ratio {p50 / ref:5.1f}x (budget {SUMMARY_RATIO_BUDGET}x)")
-    assert p50 <= SUMMARY_P50_CEILING_S
-    assert p50 / ref <= SUMMARY_RATIO_BUDGET
-
-
-def _slo_refresh(server: EmbeddedServer, label: str) -> None:
-    """Full recount, then the hourly path: a slot closes and the window counts advance."""
-    backend = server.backend
-    began = time.perf_counter()
-    backend.refresh_if_due(force=True)
-    full = time.perf_counter() - began
-    backend.clock.set(backend.clock.now() + timedelta(hours=1))
-    began = time.perf_counter()
-    assert backend.refresh_if_due()
-    hourly = time.perf_counter() - began
-    print(f"[{label}] SLO state for all models: full recount {full:.2f} s, hourly slot close {hourly:.2f} s")
-
-
-def _started(fleet: str, tmp_path: Path) -> tuple[EmbeddedServer, float]:
-    began = time.perf_counter()
-    server = start_embedded(fleet, tmp_path / "bench.sqlite", now=NOW)
-    return server, time.perf_counter() - began
-
-
-@pytest.mark.timeout(900)
-def test_fleet_summary_latency_large(tmp_path: Path) -> None:
-    server, seconds = _started("large", tmp_path)
-    try:
-        buckets = server.backend.store.connection().execute("SELECT count(*) FROM buckets").fetchone()[0]
-        print(f"\n[large] seed + start: {seconds:.1f} s for {len(server.backend.registry)} models, {buckets} buckets")
-        _slo_refresh(server, "large")
-        _summary_latency(server, "large")
-    finally:
-        server.stop()
-
-
-@pytest.mark.timeout(3600)
-@pytest.mark.skipif(not os.environ.get("FLEETDESK_BENCH_10K"), reason="set FLEETDESK_BENCH_10K=1 (slow to seed)")
-def test_fleet_summary_latency_10k(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Seeded]]:
+    """One seeded database per fleet size, made when a test first asks for it."""
     from fleetdesk.fleetgen import generate_fleet
 
-    path = tmp_path / "fleet10k.json"
-    path.write_text(generate_fleet(10_000, seed=7, name="bench10k").model_dump_json(), encoding="utf-8")
-    server, seconds = _started(str(path), tmp_path)
+    folder = tmp_path_factory.mktemp("fleets")
+
+    class Sizes(dict[int, Seeded]):
+        def __missing__(self, size: int) -> Seeded:
+            fleet = folder / f"fleet{size}.json"
+            fleet.write_text(generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(), encoding="utf-8")
+            db = folder / f"fleet{size}.sqlite"
+            began = time.perf_counter()
+            backend = Backend.open(db, str(fleet), Clock(NOW))
+            seconds = time.perf_counter() - began
+            conn = backend.store.connection()
+            buckets = conn.execute("SELECT count(*) FROM buckets").fetchone()[0]
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the copies need only the main file
+            backend.close()
+            self[size] = Seeded(size, fleet, db, buckets, seconds)
+            return self[size]
+
+    yield Sizes()
+
+
+def _copy(seeded: Seeded, tmp_path: Path) -> Path:
+    db = tmp_path / "bench.sqlite"
+    shutil.copyfile(seeded.db, db)
+    # Written back now, not during the measurement: a large fleet's copy is gigabytes of dirty
+    # pages, and their writeback would stall every fsync of the actions measured next.
+    os.sync()
+    return db
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("size", SCALES)
+def test_fleet_summary_and_slo_refresh(size: int, seeded: dict[int, Seeded], tmp_path: Path,
+                                       figures: Figures) -> None:
+    fleet = seeded[size]
+    figures.record(f"seed {size:,} models ({fleet.buckets:,} buckets)", fleet.seconds, "s")
+    server = start_embedded(str(fleet.fleet), _copy(fleet, tmp_path), now=NOW)
     try:
-        buckets = server.backend.store.connection().execute("SELECT count(*) FROM buckets").fetchone()[0]
-        print(f"\n[10k] seed + start: {seconds:.1f} s for {len(server.backend.registry)} models, {buckets} buckets")
-        _slo_refresh(server, "10k")
-        _summary_latency(server, "10k")
+        backend = server.backend
+        began = time.perf_counter()
+        backend.refresh_if_due(force=True)
+        full = time.perf_counter() - began
+        backend.clock.set(backend.clock.now() + timedelta(hours=1))
+        began = time.perf_counter()
+        assert backend.refresh_if_due()
+        hourly = time.perf_counter() - began
+        figures.record(f"SLO full recount, {size:,} models × 28 d hourly", full, "s", budget=SLO_BUDGET_S)
+        figures.record(f"SLO hourly slot close, {size:,} models", hourly, "s", budget=SLO_BUDGET_S)
+
+        summary: list[float] = []
+        health: list[float] = []
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.viewer_token}"},
+                          timeout=30) as client:
+            assert client.get("/v1/fleet/summary").json()["total_models"] == size  # and warm
+            for _ in range(SUMMARY_ROUNDS):
+                for path, sink in (("/healthz", health), ("/v1/fleet/summary", summary)):
+                    began = time.perf_counter()
+                    client.get(path).raise_for_status()
+                    sink.append((time.perf_counter() - began) * 1000)
+        healthz = statistics.median(health)
+        figures.record(f"fleet summary p50, {size:,} models", statistics.median(summary), "ms",
+                       budget=SUMMARY_P50_BUDGET_MS, reference=healthz, reference_name="/healthz p50")
+        figures.record(f"fleet summary p99, {size:,} models", _percentile(summary, 0.99), "ms",
+                       reference=healthz, reference_name="/healthz p50")
     finally:
         server.stop()
 
 
-async def _hammer(url: str, token: str, build: Callable[[int, int], tuple[str, str, dict]]) -> tuple[list[float], float]:
+async def _open_loop(url: str, token: str, path: str, body: dict | None) -> list[float]:
+    """CLIENTS connections at once, each sending every 0.5–1.5 s; latency from each scheduled send, in ms."""
     latencies: list[float] = []
-    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    rng = random.Random(7)
+    headers = {"Authorization": f"Bearer {token}"}
+    clients = [httpx.AsyncClient(base_url=url, headers=headers, timeout=30) for _ in range(CLIENTS)]
+    for client in clients:
+        (await client.get("/healthz")).raise_for_status()  # connected before the clock starts
+    start = time.perf_counter()
 
-    async def client_loop(client: httpx.AsyncClient, index: int) -> None:
-        for round_ in range(ACTIONS_PER_CLIENT):
-            method, path, kwargs = build(index, round_)
+    async def run(client: httpx.AsyncClient) -> None:
+        due = start + rng.uniform(0, 1)
+        while due < start + OPEN_LOOP_SECONDS:
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            if body is None:
+                response = await client.get(path)
+            else:
+                response = await client.post(path, json=body, headers={"Idempotency-Key": uuid.uuid4().hex})
+            latencies.append((time.perf_counter() - due) * 1000)
+            assert response.status_code == 200, response.text
+            due += rng.uniform(0.5, 1.5)
+
+    try:
+        await asyncio.gather(*(run(client) for client in clients))
+    finally:
+        for client in clients:
+            await client.aclose()
+    return latencies
+
+
+async def _closed_loop(url: str, token: str, path: str, note: bool) -> tuple[list[float], float]:
+    """CLIENTS connections, each sending its next request (a note, or a GET) the instant the previous returns."""
+    latencies: list[float] = []
+    headers = {"Authorization": f"Bearer {token}"}
+    clients = [httpx.AsyncClient(base_url=url, headers=headers, timeout=60) for _ in range(CLIENTS)]
+    for client in clients:
+        (await client.get("/healthz")).raise_for_status()
+
+    async def run(client: httpx.AsyncClient, index: int) -> None:
+        for round_ in range(CLOSED_LOOP_ACTIONS):
             began = time.perf_counter()
-            response = await client.request(method, path, **kwargs)
-            latencies.append(time.perf_counter() - began)
+            if note:
+                response = await client.post(path, json={"text": f"closed {index}/{round_}"},
+                                              headers={"Idempotency-Key": uuid.uuid4().hex})
+            else:
+                response = await client.get(path)
+            latencies.append((time.perf_counter() - began) * 1000)
             assert response.status_code == 200, response.text
 
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}, limits=limits,
-                                 timeout=60) as client:
-        began = time.perf_counter()
-        await asyncio.gather(*(client_loop(client, i) for i in range(CLIENTS)))
-        return latencies, time.perf_counter() - began
+    began = time.perf_counter()
+    try:
+        await asyncio.gather(*(run(client, i) for i, client in enumerate(clients)))
+    finally:
+        for client in clients:
+            await client.aclose()
+    return latencies, time.perf_counter() - began
 
 
-def test_action_throughput_and_p99_at_50_clients(tmp_path: Path) -> None:
-    """Against a real `fleetdesk serve` process, so the load generator does not share the server's GIL."""
-    db = tmp_path / "bench.sqlite"
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("size", SCALES)
+def test_action_p99_at_50_clients(size: int, seeded: dict[int, Seeded], tmp_path: Path, figures: Figures) -> None:
+    db = _copy(seeded[size], tmp_path)
     store = Store(db)
-    store.migrate()
     token = create_token(store, "bench", AccessRole.ADMIN, [])
+    model = store.connection().execute("SELECT id FROM models ORDER BY key LIMIT 1").fetchone()[0]
     store.close()
     process = subprocess.Popen(
         [sys.executable, "-m", "fleetdesk.cli", "serve", "--db", str(db), "--port", "0", "--now", NOW.isoformat()],
@@ -153,29 +223,27 @@ def test_action_throughput_and_p99_at_50_clients(tmp_path: Path) -> None:
         first = process.stdout.readline()
         assert "fleetdesk serving" in first, first
         url = first.split(" on ")[-1].strip()
-        models = [m["id"] for m in httpx.get(f"{url}/v1/models", params={"limit": 1000},
-                                             headers={"Authorization": f"Bearer {token}"}).json()["items"]]
+        path = f"/v1/models/{model}/actions/note"
 
-        def note(index: int, round_: int) -> tuple[str, str, dict]:
-            return ("POST", f"/v1/models/{models[(index + round_) % len(models)]}/actions/note",
-                    {"json": {"text": f"bench {index}/{round_}"}, "headers": {"Idempotency-Key": uuid.uuid4().hex}})
-
-        def healthz(index: int, round_: int) -> tuple[str, str, dict]:
-            return "GET", "/healthz", {}
-
-        reference, _ = asyncio.run(_hammer(url, token, healthz))
-        latencies, elapsed = asyncio.run(_hammer(url, token, note))
-        count = len(latencies)
-        throughput = count / elapsed
-        p50, p99, ref = statistics.median(latencies), _percentile(latencies, 0.99), statistics.median(reference)
+        healthz = asyncio.run(_open_loop(url, token, "/healthz", None))
+        notes = asyncio.run(_open_loop(url, token, path, {"text": "open-loop note"}))
+        closed_healthz, healthz_wall = asyncio.run(_closed_loop(url, token, "/healthz", False))
+        closed, wall = asyncio.run(_closed_loop(url, token, path, True))
         audited = httpx.get(f"{url}/v1/audit", headers={"Authorization": f"Bearer {token}"}).json()["total"]
-        print(f"\n[actions] {CLIENTS} clients x {ACTIONS_PER_CLIENT}: {throughput:6.1f} actions/s"
-              f"  p50 {_ms(p50)}  p99 {_ms(p99)}  | /healthz p50 at {CLIENTS} clients {_ms(ref)}"
-              f"  ratio {p50 / ref:5.1f}x (budget {ACTION_RATIO_BUDGET}x)")
-        assert audited == count  # every acknowledged action durable, once
-        assert throughput >= THROUGHPUT_FLOOR_PER_S
-        assert p99 <= ACTION_P99_CEILING_S
-        assert p50 / ref <= ACTION_RATIO_BUDGET
+        assert audited == len(notes) + len(closed)  # every acknowledged action durable, once
+
+        reference = _percentile(healthz, 0.99)
+        figures.record(f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models",
+                       _percentile(notes, 0.99), "ms", budget=ACTION_P99_BUDGET_MS,
+                       reference=reference, reference_name="/healthz p99")
+        figures.record(f"action p50, 50 clients open loop, {size:,} models", statistics.median(notes), "ms",
+                       reference=statistics.median(healthz), reference_name="/healthz p50")
+        figures.record(f"action throughput, 50 clients closed loop (saturation), {size:,} models",
+                       len(closed) / wall, "actions/s",
+                       reference=len(closed_healthz) / healthz_wall, reference_name="/healthz")
+        figures.record(f"action p99, 50 clients closed loop (saturation), {size:,} models",
+                       _percentile(closed, 0.99), "ms",
+                       reference=_percentile(closed_healthz, 0.99), reference_name="/healthz p99")
     finally:
         process.terminate()
         process.wait(10)
