@@ -49,7 +49,7 @@ def paint_seconds(terminal: Terminal, keys: str) -> float:
     quiet_since = time.perf_counter()
     while time.perf_counter() - quiet_since < QUIET:
         if terminal.read(0.01):
-            last = quiet_since = time.perf_counter()
+            last, quiet_since = terminal.read_at, time.perf_counter()
     return last - sent
 
 
@@ -96,7 +96,7 @@ def open_model(console: Terminal, words: str) -> float:
     console.read(1.0)
     shown = len(console.output)
     seconds = paint_seconds(console, "\r")
-    assert words.encode() in console.output[shown:], f"the model view of {words} did not open"
+    assert len(console.output) > shown and console.shows(f"model {words}"), f"the model view of {words} did not open"
     return seconds
 
 

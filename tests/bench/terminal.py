@@ -8,13 +8,16 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
-import select
+import queue
 import struct
 import subprocess
 import termios
 import textwrap
+import threading
 import time
 from pathlib import Path
+
+import pyte
 
 COLUMNS, ROWS = 120, 40
 BARE_APP = textwrap.dedent(
@@ -32,7 +35,11 @@ BARE_APP = textwrap.dedent(
 
 
 class Terminal:
-    """A child process on a pty of COLUMNS x ROWS; collects what it writes."""
+    """A child process on a pty of COLUMNS x ROWS; collects what it writes, and when.
+
+    A thread reads the pty and stamps each chunk as it arrives; the terminal emulator that tells what
+    is on screen runs on the caller's side, so its (slow, pure Python) work never delays a timestamp.
+    """
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         self.master, slave = pty.openpty()
@@ -42,37 +49,65 @@ class Terminal:
                                         start_new_session=True, close_fds=True)
         os.close(slave)
         self.output = bytearray()
+        """Every byte consumed so far (see ``read``)."""
+        self.read_at = self.started
+        """When the last consumed chunk arrived."""
+        # What is on screen, read off a terminal emulator fed the same bytes: the console sends only
+        # changed cells, so text already shown is not in the bytes written after it.
+        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self._stream = pyte.ByteStream(self.screen)
+        self._arrived: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
+        self._closed = False
+        threading.Thread(target=self._reader, daemon=True).start()
 
-    def _read_chunk(self, timeout: float) -> int:
-        """Whatever the program wrote within ``timeout`` seconds, one read; -1 once it closed the pty."""
-        ready, _, _ = select.select([self.master], [], [], max(timeout, 0.0))
-        if not ready:
-            return 0
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:
+    def _reader(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                data = b""
+            self._arrived.put((time.perf_counter(), data))
+            if not data:
+                return
+
+    def _consume(self, timeout: float) -> int:
+        """Take the next chunk that arrives within ``timeout`` seconds: 0 when none, -1 once the pty closed."""
+        if self._closed:
             return -1
+        try:
+            arrived, data = self._arrived.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return 0
+        if not data:
+            self._closed = True
+            return -1
+        self.read_at = arrived
         self.output += data
+        self._stream.feed(data)
         return len(data)
 
     def read(self, seconds: float) -> int:
-        """Read for ``seconds``; returns the bytes read."""
+        """Consume what arrives for ``seconds``; returns the bytes."""
         end = time.perf_counter() + seconds
         count = 0
         while (left := end - time.perf_counter()) > 0:
-            got = self._read_chunk(left)
+            got = self._consume(left)
             if got < 0:
                 break
             count += got
         return count
 
+    def shows(self, text: str) -> bool:
+        return any(text in line for line in self.screen.display)
+
     def wait_for(self, marker: bytes, timeout: float = 60.0, since: int = 0) -> float:
-        """Seconds since start until ``marker`` appeared in the output after byte ``since`` (checked on every read)."""
+        """Seconds from start to the arrival of the output that put ``marker`` on screen after byte ``since``."""
         end = time.perf_counter() + timeout
-        while self.output.find(marker, since) < 0:
-            if time.perf_counter() > end or self._read_chunk(end - time.perf_counter()) < 0:
+        text = marker.decode()
+        while len(self.output) <= since or not self.shows(text):
+            if time.perf_counter() > end or self._consume(end - time.perf_counter()) < 0:
                 raise TimeoutError(f"{marker!r} did not appear")
-        return time.perf_counter() - self.started
+        return self.read_at - self.started
 
     def send(self, keys: str) -> None:
         os.write(self.master, keys.encode())
@@ -91,13 +126,3 @@ class Terminal:
             self.process.kill()
         os.close(self.master)
 
-
-def keystroke_to_repaint(terminal: Terminal, key: str) -> float:
-    terminal.read(0.3)  # let the previous repaint finish
-    sent = time.perf_counter()
-    terminal.send(key)
-    ready, _, _ = select.select([terminal.master], [], [], 5.0)
-    if not ready:
-        return float("nan")
-    terminal.read(0.0)
-    return time.perf_counter() - sent

@@ -17,6 +17,7 @@ tests/bench/bench_console_live.py measures the effect.
 from __future__ import annotations
 
 import inspect
+from functools import lru_cache
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
@@ -105,6 +106,7 @@ def _styled(strip, current: Style | None, console: Console, append) -> Style | N
     return current
 
 
+@lru_cache(maxsize=4096)  # a screen uses a few dozen styles; a repaint switches between them thousands of times
 def transition(old: Style | None, new: Style | None, color_system: ColorSystem) -> str:
     """The escape sequence that takes the terminal from style ``old`` to ``new`` (None: the default)."""
     if new is None:

@@ -12,6 +12,7 @@ the pipe closes (the parent died).
 from __future__ import annotations
 
 import multiprocessing
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from multiprocessing.connection import Connection
@@ -28,6 +29,11 @@ class BackendStartError(RuntimeError):
 
 
 def _serve(fleet_path: str, now: datetime, pipe: Connection) -> None:
+    # The console owns the terminal: anything this process prints (a warning, a server error) would
+    # land in the middle of its screen, and stay there. It goes to a log beside the drill's fleet.
+    log = os.open(Path(fleet_path).with_name("backend.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
     try:
         from fleetdesk.server.embedded import start_embedded
 

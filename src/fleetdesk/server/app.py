@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import warnings
 from collections.abc import AsyncIterator
 
 from anyio import to_thread
@@ -13,6 +14,12 @@ from fastapi import FastAPI
 from fleetdesk import __version__
 from fleetdesk.server import problems
 from fleetdesk.server.backend import Backend
+
+# FastAPI gives a request body parameter an alias that pydantic >= 2.12 reports as unused when it builds
+# the body's schema (a known false positive, pydantic/pydantic#12356). Built lazily, that happens on the
+# first request, and the warning would land on whatever terminal the server shares.
+warnings.filterwarnings("ignore", message="The 'alias' attribute with value 'body' was provided to the `Field",
+                        category=UserWarning)
 from fleetdesk.server.prom import RequestMetrics, RequestMetricsMiddleware
 from fleetdesk.server.routes import actions, audit, events, fleet, incidents, ingest, models, system
 from fleetdesk.wire import API_PREFIX

@@ -15,12 +15,14 @@ class ConsoleScreen(Screen):
         self.app.on_worker_state_changed(event)  # type: ignore[attr-defined]
 
     def _compositor_refresh(self) -> None:
-        # Textual repaints a changed screen through the screen stacked on top of it, in case the top one is
-        # see-through; and a background screen feeds its own dirty regions back to itself, so once its whole
-        # area is dirty every later change redraws the whole terminal (17 KB at 120x40, once a second on
-        # the model view while the fleet underneath takes live updates). Under an opaque screen none of it
-        # shows, and Textual repaints this screen in full when it comes back on top: drop the repaint.
+        # Textual repaints a changed screen through the screen stacked on top of it (the top one may be
+        # see-through), and also marks the changed area dirty on this screen again, so the same area is
+        # sent again with every later change: once the whole screen has been dirty, every live update
+        # redrew the whole terminal (17 KB at 120x40, once a second on the model view). Under an opaque
+        # screen, hand the top screen what changed here (a toast leaving uncovers it), once.
         if self.app.screen is not self and self._covered():
+            if self._compositor._dirty_regions:
+                self.app.screen.refresh(*self._compositor._dirty_regions)
             self._compositor._dirty_regions.clear()
             self._dirty_widgets.clear()
             return
