@@ -64,6 +64,7 @@ class FleetdeskApp(App[None]):
         self._link_connected = True
         self.client = FleetdeskClient(backend.url, backend.token, timeouts=backend.timeouts)
         self.me: WhoAmI | None = None
+        self._live_started = False
         self.info: ServerInfo | None = None
         self._info_at = 0.0
         """time.monotonic() when ``info.now`` was the server's time."""
@@ -93,7 +94,14 @@ class FleetdeskApp(App[None]):
 
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", markup=False)
-        self.push_screen(FleetScreen())
+        await self.push_screen(FleetScreen())  # its first fetch calls start_live when it has ended
+
+    def start_live(self) -> None:
+        """Who we are and the live feed, started once the first fleet fetch has ended (shown or failed):
+        on a slow link the worst models then paint first instead of queueing behind these requests."""
+        if self._live_started:
+            return
+        self._live_started = True
         self.identify()
         self.follow_events()
 
@@ -157,6 +165,7 @@ class FleetdeskApp(App[None]):
     def read_failed(self) -> None:
         self.link.read_failed()
         self.link_changed()
+        self.start_live()  # the feed is what notices the server coming back
 
     # --- failures -------------------------------------------------------------
 

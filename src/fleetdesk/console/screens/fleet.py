@@ -121,6 +121,7 @@ class FleetScreen(ConsoleScreen):
         self.poll_fleet()
 
     def on_fleet_screen_fetched(self, message: Fetched) -> None:
+        self.call_after_refresh(self.app.start_live)  # type: ignore[attr-defined]
         if not message.complete:
             if not self._loaded and self.app.screen is self:
                 self.query_one(FleetTable).set_models(message.rows)
