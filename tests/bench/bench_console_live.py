@@ -7,7 +7,7 @@ engineer would run it. Figures:
   take a new bucket every second, averaged over 30 s (budget 1 KB/s); then the same on the drifting
   experiment while it pages and its alerts flip every bucket (no budget: what an incident costs);
 - bytes of the first complete fleet paint (budget 60 KB);
-- Enter on the fleet table to the model view's complete paint, and switching its charts to 28 days
+- Enter on the fleet table to the model view's complete paint (median of 3 opens), and switching its charts to 28 days
   of hourly buckets (budget 150 ms each); the reference is a keystroke the fleet table answers
   (cursor down: one row repainted).
 """
@@ -36,6 +36,8 @@ MODEL = "ig_feed_late-stage_mtml.x2-long-history"
 HEALTHY = "ig_feed_late-stage_mtml.v41"
 """Its baseline: healthy, with a new bucket every second (the steady state)."""
 STEADY_SECONDS = 30.0
+OPENS = 3
+"""Opens of the model view per figure (the median counts): one open on a shared box is mostly noise."""
 QUIET = 0.4
 """A paint is complete when the console has written nothing for this long."""
 
@@ -86,18 +88,24 @@ def watch(console: Terminal, feed: Feed, seconds: float) -> tuple[float, int, fl
     return (len(console.output) - before) / elapsed, closed, elapsed
 
 
-def open_model(console: Terminal, words: str) -> float:
-    """Filter the fleet to one model and open it; seconds from Enter to its complete paint."""
+def open_model(console: Terminal, words: str, times: int = 1) -> float:
+    """Filter the fleet to one model and open it ``times`` times (Esc between); the median seconds from
+    Enter to its complete paint."""
     console.send("/")
     console.read(0.3)  # keys typed in the same packet as "/" still reach the table (Textual focus is queued)
     console.send("\x15" + words)  # ctrl+u clears an earlier filter
     console.read(1.0)
     console.send("\r")  # back to the table: the model is the only row
     console.read(1.0)
-    shown = len(console.output)
-    seconds = paint_seconds(console, "\r")
-    assert len(console.output) > shown and console.shows(f"model {words}"), f"the model view of {words} did not open"
-    return seconds
+    samples = []
+    for attempt in range(times):
+        if attempt:
+            console.send("\x1b")
+            console.read(1.0)
+        shown = len(console.output)
+        samples.append(paint_seconds(console, "\r"))
+        assert len(console.output) > shown and console.shows(f"model {words}"), f"the model view of {words} did not open"
+    return statistics.median(samples)
 
 
 def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -116,7 +124,7 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
             first_paint = len(console.output)
             cursor = statistics.median(paint_seconds(console, key) for key in ("\x1b[B", "\x1b[A") * 3)
             feed = Feed(backend.url, backend.admin_token, plan)
-            opened = open_model(console, HEALTHY)
+            opened = open_model(console, HEALTHY, times=OPENS)
             window_28d = paint_seconds(console, "5")
             console.send("3")  # back to 24 hours: the window an engineer watches
             console.read(2.0)
@@ -136,7 +144,7 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
     figures.record(f"  same, on a model paging and flapping every bucket ({paging_elapsed:.0f} s)", paging / 1024,
                    "KB/s")
     figures.record(f"first complete fleet paint ({len(fleet.registry.models)} models), 120x40", first_paint / 1024, "KB", budget=60.0)
-    figures.record("open a model view (Enter to complete paint)", opened * 1000, "ms", budget=150.0,
+    figures.record(f"open a model view (Enter to complete paint, median of {OPENS})", opened * 1000, "ms", budget=150.0,
                    reference=cursor * 1000, reference_name="cursor key")
     figures.record("switch its charts to 28 days of hourly buckets", window_28d * 1000, "ms", budget=150.0,
                    reference=cursor * 1000, reference_name="cursor key")
