@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
-from conftest import SCALES
+from conftest import SCALES, at_scale
 from pydantic import SecretStr
 from terminal import BARE_APP, Terminal
 
@@ -37,8 +37,6 @@ STARTS = 3
 FILTER_KEYS = "reels t0"
 SCREEN_ROW = 29
 """A row surely on the first screen at 120x40: its model painted means the first screenful is."""
-FILTER_BUDGET_UP_TO = 10_000
-"""The filter budget is the issue's for 10,000 models; larger (opt-in) sizes are recorded only."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +176,7 @@ def test_fleet_view_at_scale(figures, generated_fleet, size):
     figures.record(f"console start to whole fleet loaded, {size:,} models", loaded * 1000, "ms",
                    reference=bare_ms, reference_name="bare app")
     figures.record(f"filter keystroke to repaint, median, {size:,} models", statistics.median(delays) * 1000, "ms",
-                   budget=50 if size <= FILTER_BUDGET_UP_TO else None)
+                   budget=at_scale(size, 50))
     figures.record(f"console RSS with the fleet shown, {size:,} models", rss, "MB",
-                   budget=1.5 * bare.rss_mb + 30, reference=bare.rss_mb, reference_name="bare app")
+                   budget=at_scale(size, 1.5 * bare.rss_mb + 30), reference=bare.rss_mb,
+                   reference_name="bare app")

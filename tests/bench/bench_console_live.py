@@ -1,6 +1,7 @@
 """Console benchmark: the model view over a slow link, while a drill feeds it one bucket a second.
 
-The fleet gets a live feed exactly as in the README's drill (the calibration-drift scenario): every second the backend's clock moves one bucket and every model's bucket for it is
+The fleet gets a live feed exactly as in the README's drill (the calibration-drift scenario): every
+second the backend's clock moves one bucket and every model's bucket for it is
 posted. The backend runs in its own process, as in a drill; the console runs in a 120x40 pty, as an
 engineer would run it. Figures:
 - bytes written to the terminal per second on the model view of a healthy model whose charts and SLO
@@ -104,7 +105,8 @@ def open_model(console: Terminal, words: str, times: int = 1) -> float:
             console.read(1.0)
         shown = len(console.output)
         samples.append(paint_seconds(console, "\r"))
-        assert len(console.output) > shown and console.shows(f"model {words}"), f"the model view of {words} did not open"
+        opened = len(console.output) > shown and console.shows(f"model {words}")
+        assert opened, f"the model view of {words} did not open"
     return statistics.median(samples)
 
 
@@ -143,8 +145,10 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
                    budget=1.0)
     figures.record(f"  same, on a model paging and flapping every bucket ({paging_elapsed:.0f} s)", paging / 1024,
                    "KB/s")
-    figures.record(f"first complete fleet paint ({len(fleet.registry.models)} models), 120x40", first_paint / 1024, "KB", budget=60.0)
-    figures.record(f"open a model view (Enter to complete paint, median of {OPENS})", opened * 1000, "ms", budget=150.0,
+    figures.record(f"first complete fleet paint ({len(fleet.registry.models)} models), 120x40", first_paint / 1024,
+                   "KB", budget=60.0)
+    figures.record(f"open a model view (Enter to complete paint, median of {OPENS})", opened * 1000, "ms",
+                   budget=150.0,
                    reference=cursor * 1000, reference_name="cursor key")
     figures.record("switch its charts to 28 days of hourly buckets", window_28d * 1000, "ms", budget=150.0,
                    reference=cursor * 1000, reference_name="cursor key")

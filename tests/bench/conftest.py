@@ -22,6 +22,13 @@ import pytest
 
 FACTOR = float(os.environ.get("FLEETDESK_BENCH_FACTOR", "1"))
 SCALES = [int(size) for size in os.environ.get("FLEETDESK_BENCH_SCALES", "1000,10000").split(",") if size]
+BUDGETED_UP_TO = 10_000
+"""The issue's budgets are for fleets of up to 10,000 models; larger (opt-in) sizes are recorded only."""
+
+
+def at_scale(size: int, budget: float) -> float | None:
+    """``budget`` for a fleet of ``size`` models in a scaling run: None (recorded only) past BUDGETED_UP_TO."""
+    return budget if size <= BUDGETED_UP_TO else None
 
 
 @dataclass(frozen=True)
