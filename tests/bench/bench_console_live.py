@@ -92,9 +92,7 @@ def watch(console: Terminal, feed: Feed, seconds: float) -> tuple[float, int, fl
 def open_model(console: Terminal, words: str, times: int = 1) -> float:
     """Filter the fleet to one model and open it ``times`` times (Esc between); the median seconds from
     Enter to its complete paint."""
-    console.send("/")
-    console.read(0.3)  # keys typed in the same packet as "/" still reach the table (Textual focus is queued)
-    console.send("\x15" + words)  # ctrl+u clears an earlier filter
+    console.send("/\x15" + words)  # in one write, as over a slow link; ctrl+u clears an earlier filter
     console.read(1.0)
     console.send("\r")  # back to the table: the model is the only row
     console.read(1.0)

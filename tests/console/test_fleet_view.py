@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pydantic import SecretStr
+from textual import events
+from textual.widgets import Input
 
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.console.screens.fleet import FleetScreen
@@ -64,6 +66,19 @@ async def test_filter_as_you_type_and_clear(server):
         assert "(1 shown)" in screen_text(pilot.app) or f"({len(expected)} shown)" in screen_text(pilot.app)
         await pilot.press("escape")
         await wait_for(pilot, lambda: fleet.row_count == 21, "the filter to clear")
+
+
+async def test_keys_arriving_in_one_burst_after_slash_all_reach_the_filter(server):
+    """Over a slow link "/" and the words after it arrive in one read: none may fall through to the table."""
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        for key, character in (("slash", "/"), ("t", "t"), ("2", "2")):
+            pilot.app.post_message(events.Key(key, character))  # queued together, as the driver does
+        field = pilot.app.screen.query_one("#filter", Input)
+        await wait_for(pilot, lambda: field.value == "t2", "the whole burst in the filter")
+        await wait_for(pilot, lambda: fleet.row_count < 21, "the filter to apply")
+        # "t2" is the TIER2 filter; a "2" that reached the table would have jumped to TIER1 instead.
+        assert {fleet.models[m].tier for m in fleet.shown_ids} == {Tier.TIER2}
 
 
 async def test_filter_matches_type_words_and_team(server):

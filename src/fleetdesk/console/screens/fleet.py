@@ -49,7 +49,10 @@ class FleetScreen(ConsoleScreen):
             self.complete = complete
 
     BINDINGS = [
-        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
+        # A priority binding runs as the app reads the key, before it hands the keys behind it to the table:
+        # over a slow link "/" and the words typed after it arrive in one read, and all belong in the filter.
+        Binding("slash", "filter", "Filter", id="filter", priority=True,
+                tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
         Binding("escape", "clear_filter", "Clear", id="clear-filter", tooltip="Clear the filter and go back to the table."),
         Binding("enter", "open", "Open", id="open-model", tooltip="Open the selected model.", show=True),
         *[
@@ -217,7 +220,8 @@ class FleetScreen(ConsoleScreen):
 
     def action_filter(self) -> None:
         self.query_one("#filter-bar").display = True
-        self.query_one("#filter", Input).focus()
+        # At once (focus() would wait behind the keys already queued: those typed right after "/").
+        self.set_focus(self.query_one("#filter", Input))
 
     def action_clear_filter(self) -> None:
         field = self.query_one("#filter", Input)
