@@ -13,6 +13,8 @@ from fleetdesk.fleets import load_fleet
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.store import HEALTH_BY_CODE, MIGRATIONS, SCHEMA_VERSION, Store, StoreError, bucket_health
+from fleetdesk.server.views import _ORDER
+from fleetdesk.wire import ModelSort
 
 MIGRATIONS_BEFORE = list(MIGRATIONS)
 
@@ -27,6 +29,18 @@ def test_migrate_creates_schema_once(tmp_path: Path) -> None:
     tables = {row[0] for row in store.connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"models", "buckets", "incidents", "incident_events", "notes", "audit_log", "idempotency", "tokens",
             "events", "pages", "meta"} <= tables
+    store.close()
+
+
+def test_worst_first_pages_walk_an_index_instead_of_sorting_the_fleet(tmp_path: Path) -> None:
+    """The console loads a 10,000-model fleet in pages; a page must not sort the whole fleet again."""
+    store = Store(tmp_path / "db.sqlite")
+    store.migrate()
+    plan = store.connection().execute(
+        f"EXPLAIN QUERY PLAN SELECT id FROM models ORDER BY {_ORDER[ModelSort.WORST]} LIMIT 500 OFFSET 9500"
+    ).fetchall()
+    steps = " | ".join(row[-1] for row in plan)
+    assert "models_worst" in steps and "TEMP B-TREE" not in steps, steps
     store.close()
 
 

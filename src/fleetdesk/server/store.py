@@ -219,10 +219,18 @@ CREATE INDEX models_health_tier ON models (health, tier);
 CREATE INDEX models_attention ON models (attention);
 """
 
+_SCHEMA_V4 = """
+-- The fleet list's whole worst-first order (views._ORDER), so that each page the console loads is a walk
+-- along this index; the v1 index stopped short of it, and every page sorted the whole fleet again.
+DROP INDEX models_worst;
+CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
     (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
+    (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
