@@ -39,9 +39,11 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("id (keymap)", no_wrap=True, width=16, overflow="ellipsis")
         reason_of = getattr(self.target, "disabled_reason", None)
         seen: set[tuple[str, str]] = set()
-        # The screen's own keys first, then the app's, then those of the focused widget (scrolling and such).
+        # The console's keys (each has an id) before Textual's own (focus, copy, scrolling); within each, the
+        # screen's first, then the app's, then the focused widget's.
         rank = {self.target: 0, self.app: 1}
-        ordered = sorted(self.target.active_bindings.items(), key=lambda item: rank.get(item[1].node, 2))
+        ordered = sorted(self.target.active_bindings.items(),
+                         key=lambda item: (item[1].binding.id is None, rank.get(item[1].node, 2)))
         for key, active in ordered:
             binding = active.binding
             if binding.action in _HIDDEN_ACTIONS or (binding.action, key) in seen:
