@@ -12,7 +12,6 @@ Seeding the servers is not counted; each size is seeded once per session.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import sys
 import time
@@ -23,7 +22,7 @@ from datetime import UTC, datetime
 import pytest
 from conftest import SCALES, at_scale
 from pydantic import SecretStr
-from terminal import BARE_APP, Terminal
+from terminal import BARE_APP, Terminal, terminal_env
 
 from fleetdesk.client import FleetdeskClient, PageRequest
 from fleetdesk.console.fleet_filter import matches, split
@@ -45,16 +44,8 @@ class Bare:
     rss_mb: float
 
 
-def _env(token: str = "") -> dict[str, str]:
-    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": "/nonexistent"}
-    env.pop("NO_COLOR", None)
-    if token:
-        env["FLEETDESK_TOKEN"] = token
-    return env
-
-
 def run_bare() -> Bare:
-    bare = Terminal([sys.executable, "-c", BARE_APP], _env())
+    bare = Terminal([sys.executable, "-c", BARE_APP], terminal_env())
     try:
         seconds = bare.wait_for(b"ready-marker")
         bare.read(0.5)
@@ -65,7 +56,7 @@ def run_bare() -> Bare:
 
 def start_console(server: EmbeddedServer) -> Terminal:
     argv = [sys.executable, "-m", "fleetdesk.cli", "console", "--server", server.url]
-    return Terminal(argv, _env(server.oncall_token))
+    return Terminal(argv, terminal_env(server.oncall_token))
 
 
 def screen_marker(server: EmbeddedServer) -> bytes:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from terminal import Terminal
+from terminal import Terminal, terminal_env
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.drills.backend import DrillBackend
 from fleetdesk.drills.replay import ReplayPlan, drill_fleet, plan_replay, write_fleet
@@ -113,9 +113,7 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
     fleet = drill_fleet(scenario, SCENARIO)
     plan = plan_replay(scenario, fleet)
     backend = DrillBackend.start(write_fleet(fleet, tmp_path / "fleet.json"), plan.start)
-    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": "/nonexistent",
-           "FLEETDESK_TOKEN": backend.oncall_token.get_secret_value()}
-    env.pop("NO_COLOR", None)
+    env = terminal_env(backend.oncall_token.get_secret_value())
     try:
         console = Terminal([sys.executable, "-m", "fleetdesk.cli", "console", "--server", backend.url], env)
         try:

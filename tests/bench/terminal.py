@@ -34,6 +34,15 @@ BARE_APP = textwrap.dedent(
 )
 
 
+def terminal_env(token: str = "") -> dict[str, str]:
+    """The environment of a program under test: a colour terminal, no user config, the token if given."""
+    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": "/nonexistent"}
+    env.pop("NO_COLOR", None)
+    if token:
+        env["FLEETDESK_TOKEN"] = token
+    return env
+
+
 class Terminal:
     """A child process on a pty of COLUMNS x ROWS; collects what it writes, and when.
 

@@ -61,7 +61,7 @@ def _render_changed_cells(self, console: Console) -> str:  # type: ignore[no-unt
     The style carries over from one chop to the next (a cursor move keeps it), so a change next to
     another in the same colours costs a move and its text.
     """
-    color_system = console._color_system or ColorSystem.TRUECOLOR
+    color_system = _color_system(console)
     sequences: list[str] = []
     append = sequences.append
     current: Style | None = None
@@ -83,7 +83,7 @@ def _render_strip(self, console: Console) -> str:  # type: ignore[no-untyped-def
     """Textual's Strip.render, switching styles by difference; the strip still ends in the default style."""
     cached = getattr(self, "_render_cache", None)
     if cached is None:
-        color_system = console._color_system or ColorSystem.TRUECOLOR
+        color_system = _color_system(console)
         out: list[str] = []
         out.append(transition(_styled(self, None, console, out.append), None, color_system))
         cached = self._render_cache = "".join(out)
@@ -92,7 +92,7 @@ def _render_strip(self, console: Console) -> str:  # type: ignore[no-untyped-def
 
 def _styled(strip, current: Style | None, console: Console, append) -> Style | None:  # type: ignore[no-untyped-def]
     """Append the strip's text and the style switches it needs, starting in ``current``; returns the style it ends in."""
-    color_system = console._color_system or ColorSystem.TRUECOLOR
+    color_system = _color_system(console)
     if any(segment.style is not None and segment.style.link for segment in strip):
         append(transition(current, None, color_system))  # hyperlinks: Textual's own writer (OSC 8 around the text)
         append(_textual_render_strip(strip, console))  # type: ignore[misc]
@@ -135,6 +135,11 @@ def transition(old: Style | None, new: Style | None, color_system: ColorSystem) 
     if not codes:
         return ""
     return min(f"\x1b[{';'.join(codes)}m", reset, key=len)
+
+
+def _color_system(console: Console) -> ColorSystem:
+    """The console's colour system, truecolor when it reports none (as Textual's own Strip.render does)."""
+    return console._color_system or ColorSystem.TRUECOLOR
 
 
 def _exotic(style: Style) -> bool:
