@@ -115,7 +115,9 @@ class Terminal:
         text = marker.decode()
         while len(self.output) <= since or not self.shows(text):
             if time.perf_counter() > end or self._consume(end - time.perf_counter()) < 0:
-                raise TimeoutError(f"{marker!r} did not appear")
+                screen = "\n".join(line.rstrip() for line in self.screen.display if line.strip())
+                raise TimeoutError(f"{marker!r} did not appear (exit {self.process.poll()}, {len(self.output)} bytes "
+                                   f"read); screen:\n{screen}")
         return self.read_at - self.started
 
     def send(self, keys: str) -> None:
