@@ -10,6 +10,13 @@
             ...
 """
 
+import sys
+
+# httpx imports its own command-line tool (click, pygments, rich.syntax) whenever click is installed, and
+# uvicorn installs click: ~15 ms of console start-up for a tool the console never runs. A None entry makes
+# that import fail, and httpx then defines a stub ``httpx.main`` instead (its documented fallback).
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
 from fleetdesk.client._client import FleetdeskClient, ModelFilters, PageRequest
 from fleetdesk.client._errors import (
     AlreadyAcknowledged,
