@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Static
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import PageRequest
-from fleetdesk.console.messages import AuditLoaded, LinkChanged, LiveEvent
+from fleetdesk.console.messages import AuditLoaded, LiveEvent
 from fleetdesk.console.outcomes import live_state_words
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.domain.text import sanitize
@@ -77,12 +77,6 @@ class AuditScreen(ConsoleScreen):
         data = message.update.data
         if isinstance(data, ActionEventData) and data.audit.model_id == self.model_id:
             self.load()
-
-    def on_link_changed(self, message: LinkChanged) -> None:
-        self.query_one(StatusLine).show()
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
 
     def action_reload(self) -> None:
         self.load()

@@ -1,10 +1,13 @@
-"""What every console screen shares: worker failures go to the app's one failure handler, and a screen
-hidden under another full screen stays off the wire."""
+"""What every console screen shares: worker failures go to the app's one failure handler, the status line
+follows the link, Back leaves the screen, and a screen hidden under another full screen stays off the wire."""
 
 from __future__ import annotations
 
 from textual.screen import Screen
 from textual.worker import Worker
+
+from fleetdesk.console.messages import LinkChanged
+from fleetdesk.console.widgets.common.status import StatusLine
 
 
 class ConsoleScreen(Screen):
@@ -13,6 +16,12 @@ class ConsoleScreen(Screen):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Worker state messages do not bubble; hand them to the app's single handler.
         self.app.on_worker_state_changed(event)  # type: ignore[attr-defined]
+
+    def on_link_changed(self, message: LinkChanged) -> None:
+        self.query_one(StatusLine).show()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
 
     def _compositor_refresh(self) -> None:
         # Textual repaints a changed screen through the screen stacked on top of it (the top one may be

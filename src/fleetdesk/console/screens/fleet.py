@@ -17,7 +17,7 @@ from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
-from fleetdesk.console.messages import LinkChanged, LiveEvent
+from fleetdesk.console.messages import LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
@@ -189,9 +189,6 @@ class FleetScreen(ConsoleScreen):
         if not self._counts_pending:
             self._counts_pending = True
             self.call_later(self._show_counts)
-
-    def on_link_changed(self, message: LinkChanged) -> None:
-        self.query_one(StatusLine).show()
 
     def restyle(self) -> None:
         self.call_after_refresh(self.query_one(FleetTable).restyle)

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
-from fleetdesk.console.messages import IncidentLoaded, LinkChanged, LiveEvent
+from fleetdesk.console.messages import IncidentLoaded, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.timeline import timeline_text
 from fleetdesk.domain.text import sanitize
@@ -60,12 +60,6 @@ class IncidentScreen(ConsoleScreen):
         data = message.update.data
         if isinstance(data, IncidentEventData) and data.incident.id == self.incident_id:
             self.load()
-
-    def on_link_changed(self, message: LinkChanged) -> None:
-        self.query_one(StatusLine).show()
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
 
     def action_reload(self) -> None:
         self.load()

@@ -14,7 +14,7 @@ from textual.worker import Worker
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import ActionIntent, FleetdeskError, NotConfirmed, StaleState
-from fleetdesk.console.messages import ActionDone, LinkChanged, LiveEvent, ModelLoaded, PreviewReady, SeriesLoaded
+from fleetdesk.console.messages import ActionDone, LiveEvent, ModelLoaded, PreviewReady, SeriesLoaded
 from fleetdesk.console.outcomes import explain, result_words
 from fleetdesk.console.screens.confirm import ConfirmAction, Confirmed
 from fleetdesk.console.widgets.common.status import StatusLine
@@ -213,13 +213,7 @@ class ModelScreen(ConsoleScreen):
     def refetch(self) -> None:
         self.load()
 
-    def on_link_changed(self, message: LinkChanged) -> None:
-        self.query_one(StatusLine).show()
-
     # --- navigation -----------------------------------------------------------
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
 
     def action_next_window(self) -> None:
         self.action_window(WINDOWS.index(self.window) + 1)
