@@ -22,7 +22,7 @@ from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
-from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
+from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff, post
 from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.wire import EscalationTarget, Page
 
@@ -124,14 +124,7 @@ class AlertmanagerTarget(OutboundPagingTarget):
         return resolved
 
     def send(self, entry: OutboxEntry) -> None:
-        try:
-            response = self._http.post(f"{self.url}/api/v2/alerts", json=entry.payload)
-        except httpx.TimeoutException:
-            raise DeliveryFailed("timed out") from None
-        except httpx.ConnectError:
-            raise DeliveryFailed("connection refused or host unreachable") from None
-        except httpx.TransportError as error:
-            raise DeliveryFailed(f"network error ({type(error).__name__})") from None
+        response = post(self._http, f"{self.url}/api/v2/alerts", json=entry.payload)
         if response.status_code != 200:
             raise DeliveryFailed(sanitize(f"HTTP {response.status_code}: {response.text}", limit=300))
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 FIRST_TRY_GRACE = 60.0
@@ -79,6 +80,18 @@ class OutboxEntry(BaseModel):
 
 class DeliveryFailed(Exception):
     """A delivery try failed; the message says why in plain words (no secrets)."""
+
+
+def post(http: httpx.Client, url: str, **request: Any) -> httpx.Response:
+    """POST one delivery try; a network failure becomes DeliveryFailed in plain words."""
+    try:
+        return http.post(url, **request)
+    except httpx.TimeoutException:
+        raise DeliveryFailed("timed out") from None
+    except httpx.ConnectError:
+        raise DeliveryFailed("connection refused or host unreachable") from None
+    except httpx.TransportError as error:
+        raise DeliveryFailed(f"network error ({type(error).__name__})") from None
 
 
 Deliver = Callable[["OutboxEntry"], None]

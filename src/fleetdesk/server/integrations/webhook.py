@@ -26,7 +26,7 @@ from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
-from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff
+from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff, post
 from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.wire import EscalationTarget, Page
 
@@ -111,14 +111,7 @@ class WebhookTarget(OutboundPagingTarget):
             TIMESTAMP_HEADER: timestamp,
             SIGNATURE_HEADER: signature(self._secret.get_secret_value(), timestamp, body),
         }
-        try:
-            response = self._http.post(self.url, content=body, headers=headers)
-        except httpx.TimeoutException:
-            raise DeliveryFailed("timed out") from None
-        except httpx.ConnectError:
-            raise DeliveryFailed("connection refused or host unreachable") from None
-        except httpx.TransportError as error:
-            raise DeliveryFailed(f"network error ({type(error).__name__})") from None
+        response = post(self._http, self.url, content=body, headers=headers)
         if not response.is_success:
             raise DeliveryFailed(sanitize(f"HTTP {response.status_code}", limit=100))
 
