@@ -128,15 +128,7 @@ def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server
 
     def open_model(home):  # type: ignore[no-untyped-def]
         console = PtyConsole(server.url, server.oncall_token, home, size=(120, 40))
-        console.wait_for("21 models")
-        console.send("/")
-        console.wait_for("filter: id, type words")
-        console.send(TIER2_EXPERIMENT.split(".")[-1])
-        console.wait_for("(1 shown)")
-        console.send("\r")
-        console.settle()
-        console.send("\r")
-        console.wait_for("blast radius")
+        console.open_model(TIER2_EXPERIMENT.split(".")[-1], "blast radius", since=console.wait_for("21 models"))
         console.settle()
         return console
 

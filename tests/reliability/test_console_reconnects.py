@@ -22,14 +22,7 @@ def test_console_survives_a_server_crash_and_shows_the_true_state(tmp_path: Path
     console = PtyConsole(server.url, token, tmp_path)
     try:
         mark = console.wait_for("ig_tagging_late-stage")
-        console.send("/")
-        mark = console.wait_for("filter: id, type words", since=mark)
-        console.send("x1-watch")
-        mark = console.wait_for("(1 shown)", since=mark)
-        console.send("\r")
-        mark = console.wait_for("q Quit", since=mark)
-        console.send("\r")
-        mark = console.wait_for("serving itself", since=mark)
+        mark = console.open_model("x1-watch", "serving itself", since=mark)
         assert "(halted)" not in console.visible_since(0)
 
         server.kill()

@@ -91,6 +91,18 @@ class PtyConsole:
                 raise AssertionError(f"{text!r} never appeared (exit {self.process.poll()}); screen:\n{self.screen_text()}")
             time.sleep(0.05)
 
+    def open_model(self, words: str, shown: str, since: int = 0) -> int:
+        """Open the one model the filter ``words`` leaves, as an engineer does: "/", the words, Enter to the
+        table (its selected row is the only match), Enter; returns the output length once ``shown`` is on screen."""
+        self.send("/")
+        mark = self.wait_for("filter: id, type words", since=since)
+        self.send(words)
+        mark = self.wait_for("(1 shown)", since=mark)
+        self.send("\r")
+        mark = self.wait_for("q Quit", since=mark)
+        self.send("\r")
+        return self.wait_for(shown, since=mark)
+
     def resize(self, columns: int, rows: int) -> None:
         """Resize the terminal, as a window manager does (the console repaints everything)."""
         with self._lock:

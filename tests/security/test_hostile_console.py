@@ -55,14 +55,7 @@ def test_console_shows_hostile_data_literally_and_no_raw_control_reaches_the_ter
     console = PtyConsole(hostile_server.url, hostile_server.oncall_token, tmp_path, size=size)
     try:
         mark = console.wait_for("21 models")  # the fleet table is loaded
-        console.send("/")
-        mark = console.wait_for("filter: id, type words", since=mark)
-        console.send(FILTER_WORD)
-        mark = console.wait_for("(1 shown)", since=mark)
-        console.send("\r")  # leave the filter for the table, whose selected row is now the only match
-        mark = console.wait_for("q Quit", since=mark)
-        console.send("\r")
-        mark = console.wait_for("PURPOSE-MARK", since=mark)
+        mark = console.open_model(FILTER_WORD, "PURPOSE-MARK", since=mark)
         console.send("i")  # the incident's timeline and notes
         mark = console.wait_for("NOTE-MARK", since=mark)
         console.send("\x1b")  # alone: an escape with a key right behind it reads as alt+key

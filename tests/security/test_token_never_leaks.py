@@ -60,14 +60,7 @@ async def test_one_scenario_leaves_the_token_in_no_artifact(tmp_path: Path, capl
         try:
             mark = console.wait_for("ig_tagging_late-stage")
             artifacts["console argv"] = _cmdline(console.process.pid)
-            console.send("/")
-            mark = console.wait_for("filter: id, type words", since=mark)
-            console.send("x1-watch")
-            mark = console.wait_for("(1 shown)", since=mark)
-            console.send("\r")
-            mark = console.wait_for("q Quit", since=mark)
-            console.send("\r")
-            mark = console.wait_for("safe fallback", since=mark)
+            mark = console.open_model("x1-watch", "safe fallback", since=mark)
             console.send("l")  # the audit log: every screen that reads with the token
             console.wait_for("audit log ·", since=mark)
         finally:
