@@ -8,6 +8,7 @@ from network import HoldingProxy
 from pydantic import SecretStr
 from textual.widgets import Button, Input
 from textual.widgets._footer import FooterKey
+from textual.widgets._toast import Toast
 
 from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest, RetryPolicy
 from fleetdesk.console.app import Backend, FleetdeskApp
@@ -182,6 +183,23 @@ async def test_state_changed_behind_the_console_gives_409_in_plain_words(server)
         assert "nothing was done: the model changed since you looked" in words, words
         assert "serving ig_feed_late-stage_mtml.v41" in words
         assert await audit_actions(server, TIER2_EXPERIMENT) == ["rollback"]
+
+
+async def test_the_next_dialog_is_not_covered_by_the_last_failure(server):
+    async with make_app(server).run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        await pilot.press("e")
+        await dialog(pilot)
+        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
+            await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
+                                                      reason="other on-call"))
+        await pilot.press("y")
+        await finished(pilot, screen, ActionKind.END_EXPERIMENT)
+        await wait_for(pilot, lambda: screen.query(Toast), "the failure's toast")
+        await pilot.press("n")
+        confirm = await dialog(pilot)
+        await pilot.pause()
+        assert not confirm.query(Toast), "a toast covers the dialog's fields and buttons"
 
 
 async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(server):

@@ -114,6 +114,10 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                 yield Button("Confirm", id="confirm", variant="error", disabled=True, compact=True)
 
     def on_mount(self) -> None:
+        # Toasts sit at the bottom right, where this dialog has its fields and buttons (all of it at 80x24),
+        # and an error stays 20-30 s. The engineer has moved on to this decision; the preview says how
+        # things stand now.
+        self.app.clear_notifications()
         self._changed()
 
     def _value(self, widget_id: str) -> str:
