@@ -2,7 +2,9 @@
 
 ``hold`` keeps back the server's answers to POST requests (the request itself
 reaches the server and runs), so an action can be observed in flight or made
-to time out on the console's side while it did happen on the server.
+to time out on the console's side while it did happen on the server;
+``hold(reads=True)`` keeps back the answers to GET requests instead (not the
+live event stream), so a read can be made to return what is no longer true.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ class HoldingProxy:
         parts = urlsplit(upstream_url)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.holding = False
+        self.holding_reads = False
         self.held = 0
         """Answers kept back since the last release."""
         self._release = asyncio.Event()
@@ -29,12 +32,12 @@ class HoldingProxy:
         self.url = f"http://127.0.0.1:{port}"
         return self
 
-    def hold(self) -> None:
-        self.holding = True
+    def hold(self, reads: bool = False) -> None:
+        self.holding, self.holding_reads = not reads, reads
         self._release.clear()
 
     def release(self) -> None:
-        self.holding = False
+        self.holding = self.holding_reads = False
         self._release.set()
 
     async def stop(self) -> None:
@@ -51,21 +54,21 @@ class HoldingProxy:
         except OSError:
             client_writer.close()
             return
-        state = {"post": False}
+        state = {"post": False, "read": False}
 
         async def up() -> None:
             while data := await client_reader.read(65536):
                 if data[:5] in (b"POST ", b"PUT /"):
-                    state["post"] = True
+                    state["post"], state["read"] = True, False
                 elif data[:4] == b"GET ":
-                    state["post"] = False
+                    state["post"], state["read"] = False, not data.startswith(b"GET /v1/events")
                 server_writer.write(data)
                 await server_writer.drain()
             server_writer.close()
 
         async def down() -> None:
             while data := await server_reader.read(65536):
-                if state["post"] and self.holding:
+                if (state["post"] and self.holding) or (state["read"] and self.holding_reads):
                     self.held += 1
                     await self._release.wait()
                 client_writer.write(data)

@@ -8,13 +8,15 @@ from pydantic import SecretStr
 from textual import events
 from textual.widgets import Input
 
-from fleetdesk.client import FleetdeskClient
+from fleetdesk.client import ActionIntent, ConnectionState, FleetdeskClient
+from fleetdesk.console.app import Backend, FleetdeskApp
 from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
-from fleetdesk.wire import Attention, Tier
+from fleetdesk.wire import Attention, Tier, Window
 
 from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
+from network import HoldingProxy
 
 
 def table(app) -> FleetTable:
@@ -117,6 +119,56 @@ async def test_enter_opens_the_model_and_escape_returns(server):
         assert "budget left" in text and "calibration" in text and "NE" in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen), "the fleet view")
+
+
+async def test_the_chart_window_stays_for_the_next_model_opened(server):
+    # Comparing models (an experiment, then its baseline, then another) is done over one window.
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        fleet.move_cursor(row=fleet.shown_ids.index(TIER2_EXPERIMENT))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None,
+                       "the model view")
+        experiment = pilot.app.screen
+        assert experiment.series.window is Window.H24
+        await pilot.press("5")
+        await wait_for(pilot, lambda: experiment.series.window is Window.D28, "28 days of buckets")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: pilot.app.screen is not experiment and pilot.app.screen.series is not None,
+                       "the baseline's view")
+        assert pilot.app.screen.model_id == "ig_feed_late-stage_mtml.v41"
+        assert pilot.app.screen.series.window is Window.D28
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen), "the fleet view")
+        fleet.move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None,
+                       "another model's view")
+        assert pilot.app.screen.series.window is Window.D28
+
+
+async def test_a_model_opened_while_someone_acts_shows_what_they_did(server):
+    # A model view is fetched before it is shown; an action landing meanwhile must not leave it behind.
+    proxy = await HoldingProxy(server.url).start()
+    app = FleetdeskApp(Backend(proxy.url, SecretStr(server.oncall_token)))
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            fleet = await loaded(pilot)
+            await wait_for(pilot, lambda: app.link.feed is ConnectionState.LIVE, "the live feed")
+            proxy.hold(reads=True)
+            fleet.move_cursor(row=fleet.shown_ids.index(TIER2_EXPERIMENT))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: proxy.held > 0, "the model view's reads to reach the server")
+            async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
+                await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
+                                                          reason="other on-call"))
+            await wait_for(pilot, lambda: pilot.app.screen._live_while_opening, "the rollback's live event")
+            proxy.release()
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")
+            await wait_for(pilot, lambda: pilot.app.screen.detail.live.serving_model_id != TIER2_EXPERIMENT,
+                           "the model view to show the rollback")
+    finally:
+        await proxy.stop()
 
 
 async def test_narrow_terminal_drops_columns_by_priority(server):

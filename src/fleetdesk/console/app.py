@@ -23,7 +23,7 @@ from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
 from fleetdesk.console.messages import LinkChanged, LiveEvent
 from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
-from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI
+from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI, Window
 
 
 terminal_writer.install()
@@ -65,6 +65,8 @@ class FleetdeskApp(App[None]):
         self.client = FleetdeskClient(backend.url, backend.token, timeouts=backend.timeouts)
         self.me: WhoAmI | None = None
         self._live_started = False
+        self.chart_window = Window.H24
+        """The window the charts were last switched to: the next model view opens with it (comparing models)."""
         self.info: ServerInfo | None = None
         self._info_at = 0.0
         """time.monotonic() when ``info.now`` was the server's time."""

@@ -41,6 +41,14 @@ class ModelLoaded(Message):
         self.incident = incident
 
 
+class ModelViewFetched(Message):
+    """A model's view fetched whole, for the screen that asked to open it."""
+
+    def __init__(self, loaded: ModelLoaded) -> None:
+        super().__init__()
+        self.loaded = loaded
+
+
 class SeriesLoaded(Message):
     def __init__(self, series: StabilitySeries) -> None:
         super().__init__()

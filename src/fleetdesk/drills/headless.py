@@ -8,6 +8,7 @@ import contextlib
 from textual import events
 from textual.keys import REPLACED_KEYS, key_to_character
 from textual.message_pump import MessagePump
+from textual.worker import Worker
 
 from fleetdesk.drills.console import DrillApp
 from fleetdesk.drills.script import KeyScript
@@ -66,25 +67,26 @@ async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS
 async def press(app: DrillApp, *keys: str) -> None:
     """Deliver keys as the terminal would, then wait until the app is ready for the next one.
 
-    Ready means: the app and its screen have handled the key; when the key
-    opened another screen, the work it started (loading its model) has
-    finished once; and a playbook action in flight (the console's dry-run and action
-    workers) has finished and been shown, as an engineer waits for the model
-    or the dialog before pressing the next key. Pilot.press instead waits for
-    the whole process to go idle, which never happens while the replay keeps
-    it busy.
+    Ready means: the app and its screen have handled the key; the work the
+    key started (fetching a model's view before it opens) has finished once;
+    when another screen opened, the work it started has too; and a playbook
+    action in flight (the console's dry-run and action workers) has finished
+    and been shown, as an engineer waits for the model or the dialog before
+    pressing the next key. Pilot.press instead waits for the whole process to
+    go idle, which never happens while the replay keeps it busy.
     """
     workers_before, screen_before = set(app.workers), app.screen
     for key in keys:
         app.post_message(events.Key(key, key_to_character(REPLACED_KEYS.get(key, key))))
     async with asyncio.timeout(SETTLE_TIMEOUT):
         await _settled(app)
+        await _started_work_done(app, workers_before)
+        await _settled(app)
         if app.screen is not screen_before:
             while not app.screen.is_mounted:
                 await _settled(app)
             await _settled(app)  # its on_mount has run, so the work it starts exists
-            started = [w for w in app.workers if w not in workers_before and w.group not in ENDLESS_WORKER_GROUPS]
-            await asyncio.gather(*(worker.wait() for worker in started), return_exceptions=True)
+            await _started_work_done(app, workers_before)
         while True:
             await _settled(app)
             busy = [worker for worker in app.workers
@@ -92,6 +94,11 @@ async def press(app: DrillApp, *keys: str) -> None:
             if not busy:
                 return
             await asyncio.gather(*(worker.wait() for worker in busy), return_exceptions=True)
+
+
+async def _started_work_done(app: DrillApp, workers_before: set[Worker]) -> None:
+    started = [w for w in app.workers if w not in workers_before and w.group not in ENDLESS_WORKER_GROUPS]
+    await asyncio.gather(*(worker.wait() for worker in started), return_exceptions=True)
 
 
 async def until_key_enabled(app: DrillApp, key: str) -> None:

@@ -56,6 +56,7 @@ class SnapshotConsole(FleetdeskApp):
         self.client = FrozenClient(snapshot)  # type: ignore[assignment]
         self.link = FrozenLink(banner=self.client.banner)
         self.sub_title = self.client.banner
+        self.chart_window = snapshot.view.window  # the model view reopens as it was exported
 
     def on_ready(self) -> None:
         """After the console's own start (fleet screen first), open the screen the exporter was on."""
@@ -64,9 +65,7 @@ class SnapshotConsole(FleetdeskApp):
 
         view = self.snapshot.view.screen
         if view in (Screen.MODEL, Screen.INCIDENT):
-            model = ModelScreen(self.snapshot.model_id)
-            model.window = self.snapshot.view.window
-            self.push_screen(model)
+            self.push_screen(ModelScreen(self.snapshot.model_id))
         if view is Screen.INCIDENT and self.snapshot.incident is not None:
             self.push_screen(IncidentScreen(self.snapshot.incident.id))
 

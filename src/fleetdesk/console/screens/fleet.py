@@ -246,15 +246,10 @@ class FleetScreen(ConsoleScreen):
     def action_open(self) -> None:
         model_id = self.query_one(FleetTable).selected_id()
         if model_id is not None:
-            self._open(model_id)
+            self.open_model(model_id)
 
     def on_fleet_table_opened(self, message: FleetTable.Opened) -> None:
-        self._open(message.model_id)
-
-    def _open(self, model_id: str) -> None:
-        from fleetdesk.console.screens.model import ModelScreen
-
-        self.app.push_screen(ModelScreen(model_id))
+        self.open_model(message.model_id)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter" and self.is_mounted:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
@@ -13,7 +13,7 @@ from textual.worker import Worker
 
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
-from fleetdesk.client import ActionIntent, FleetdeskError, NotConfirmed, StaleState
+from fleetdesk.client import ActionIntent, FleetdeskClient, FleetdeskError, NotConfirmed, StaleState
 from fleetdesk.console.messages import ActionDone, LiveEvent, ModelLoaded, PreviewReady, SeriesLoaded
 from fleetdesk.console.outcomes import explain, result_words
 from fleetdesk.console.screens.confirm import ConfirmAction, Confirmed
@@ -57,6 +57,20 @@ WINDOWS = list(Window)
 PREVIEW_REASON = "preview"
 
 
+async def fetch_model_view(app: App, model_id: str, window: Window) -> ModelLoaded:
+    """Everything a model view shows: fetched concurrently, then the open incident the model names."""
+    client: FleetdeskClient = app.client  # type: ignore[attr-defined]
+    try:
+        detail, lineage, series = await asyncio.gather(
+            client.model(model_id), client.lineage(model_id), client.stability(model_id, window),
+        )
+        incident = await client.incident(detail.open_incident_id) if detail.open_incident_id else None
+    except FleetdeskError:
+        app.read_failed()  # type: ignore[attr-defined]
+        raise
+    return ModelLoaded(detail, lineage, series, incident)
+
+
 class ModelScreen(ConsoleScreen):
     """A model's page; Esc goes back to the fleet."""
 
@@ -81,10 +95,14 @@ class ModelScreen(ConsoleScreen):
         Binding("l", "audit", "Audit", id="audit-log", tooltip="This model's audit log."),
     ]
 
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, loaded: ModelLoaded | None = None, behind: bool = False) -> None:
+        """``loaded``: the view already fetched (see ConsoleScreen.open_model), else it is fetched on mount;
+        ``behind``: live events came while it was fetched, so it is fetched again once shown."""
         super().__init__()
         self.model_id = model_id
-        self.window = Window.H24
+        self.window: Window = loaded.series.window if loaded else self.app.chart_window  # type: ignore[attr-defined]
+        self._loaded = loaded
+        self._behind = behind
         self.detail: ModelDetail | None = None
         self.lineage: Lineage | None = None
         self.series: StabilitySeries | None = None
@@ -114,6 +132,12 @@ class ModelScreen(ConsoleScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        if self._loaded is not None:
+            self.on_model_loaded(self._loaded)
+            self._loaded = None
+            if self._behind:
+                self.reload()
+            return
         self.query_one(ModelContext).show_text("loading…")
         self.reload()
 
@@ -121,18 +145,7 @@ class ModelScreen(ConsoleScreen):
 
     @work(exclusive=True, group="model-load", exit_on_error=False)
     async def load(self) -> None:
-        """Everything the page shows, fetched concurrently."""
-        client = self.app.client  # type: ignore[attr-defined]
-        try:
-            detail, lineage, series = await asyncio.gather(
-                client.model(self.model_id), client.lineage(self.model_id),
-                client.stability(self.model_id, self.window),
-            )
-            incident = await client.incident(detail.open_incident_id) if detail.open_incident_id else None
-        except FleetdeskError:
-            self.app.read_failed()  # type: ignore[attr-defined]
-            raise
-        self.post_message(ModelLoaded(detail, lineage, series, incident))
+        self.post_message(await fetch_model_view(self.app, self.model_id, self.window))
 
     def reload(self) -> None:
         """Load again for a live update; a load in flight finishes first, then one more runs.
@@ -219,13 +232,13 @@ class ModelScreen(ConsoleScreen):
         self.action_window(WINDOWS.index(self.window) + 1)
 
     def action_window(self, index: int) -> None:
-        self.window = WINDOWS[index % len(WINDOWS)]
+        self.window = self.app.chart_window = WINDOWS[index % len(WINDOWS)]  # type: ignore[attr-defined]
         self.query_one(StatusLine).say(f"charts over {self.window}")
         self.load_series()
 
     def _open(self, model_id: str | None) -> None:
         if model_id:
-            self.app.push_screen(ModelScreen(model_id))
+            self.open_model(model_id)
 
     def action_open_baseline(self) -> None:
         self._open(self.detail.model.baseline_model_id if self.detail else None)

@@ -22,6 +22,7 @@ class StatusLine(Static):
         super().__init__(**kwargs)
         self._note = ""
         self._note_warning = False
+        self._busy = ""
         self._shown: tuple[str, bool, str, bool] | None = None
 
     def on_mount(self) -> None:
@@ -34,20 +35,26 @@ class StatusLine(Static):
         self._note_warning = warning
         self.show()
 
+    def busy(self, doing: str) -> None:
+        """Say what is under way (e.g. 'opening MODEL…') in place of the note, until ``busy("")``."""
+        self._busy = sanitize(doing, limit=300)
+        self.show()
+
     @property
     def note(self) -> str:
         return self._note
 
     def show(self) -> None:
         words, warning = self.app.link.describe()  # type: ignore[attr-defined]
-        state = (words, warning, self._note, self._note_warning)
+        state = (words, warning, self._busy or self._note, self._note_warning and not self._busy)
         if state == self._shown:
             return
         self._shown = state
         colours = palette(self.app)
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(words, style=f"bold {colours.get('warning', '')}" if warning else colours.get("success", ""))
-        if self._note:
+        _, _, note, note_warning = state
+        if note:
             line.append("  │  " if self.app.glyphs.braille else "  |  ")  # type: ignore[attr-defined]
-            line.append(self._note, style=f"bold {colours.get('warning', '')}" if self._note_warning else "")
+            line.append(note, style=f"bold {colours.get('warning', '')}" if note_warning else "")
         self.update(line)
