@@ -168,17 +168,22 @@ async def test_other_teams_token_gets_403_with_the_missing_permission(server):
         assert await audit_actions(server, TIER2_EXPERIMENT) == []
 
 
+async def end_experiment_after_someone_rolled_it_back(pilot, server) -> ModelScreen:
+    """Ask to end TIER2_EXPERIMENT; someone else rolls it back while the preview is read; confirm (a 409)."""
+    screen = await open_model(pilot, TIER2_EXPERIMENT)
+    await pilot.press("e")
+    await dialog(pilot)
+    async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
+        await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
+                                                  reason="other on-call"))
+    await pilot.press("y")
+    await finished(pilot, screen, ActionKind.END_EXPERIMENT)
+    return screen
+
+
 async def test_state_changed_behind_the_console_gives_409_in_plain_words(server):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
-        screen = await open_model(pilot, TIER2_EXPERIMENT)
-        await pilot.press("e")
-        await dialog(pilot)
-        # Someone else acts while the engineer reads the preview.
-        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
-            await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
-                                                      reason="other on-call"))
-        await pilot.press("y")
-        await finished(pilot, screen, ActionKind.END_EXPERIMENT)
+        screen = await end_experiment_after_someone_rolled_it_back(pilot, server)
         words = status(screen)
         assert "nothing was done: the model changed since you looked" in words, words
         assert "serving ig_feed_late-stage_mtml.v41" in words
@@ -187,14 +192,7 @@ async def test_state_changed_behind_the_console_gives_409_in_plain_words(server)
 
 async def test_the_next_dialog_is_not_covered_by_the_last_failure(server):
     async with make_app(server).run_test(size=(80, 24), notifications=True) as pilot:
-        screen = await open_model(pilot, TIER2_EXPERIMENT)
-        await pilot.press("e")
-        await dialog(pilot)
-        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
-            await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
-                                                      reason="other on-call"))
-        await pilot.press("y")
-        await finished(pilot, screen, ActionKind.END_EXPERIMENT)
+        screen = await end_experiment_after_someone_rolled_it_back(pilot, server)
         await wait_for(pilot, lambda: screen.query(Toast), "the failure's toast")
         await pilot.press("n")
         confirm = await dialog(pilot)
