@@ -30,7 +30,7 @@ from terminal import BARE_APP, Terminal, terminal_env
 from fleetdesk.client import FleetdeskClient, PageRequest
 from fleetdesk.console.fleet_filter import matches, split
 from fleetdesk.console.widgets.fleet.row import FleetRow
-from fleetdesk.fleetgen import generate_fleet
+from fleetdesk.fleets.generator import generate_fleet
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from fleetdesk import locations
+from fleetdesk.settings import locations
 from fleetdesk.fleets import load_fleet
 
 ROUNDS = 3

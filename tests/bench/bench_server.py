@@ -80,7 +80,7 @@ class Seeded:
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Seeded]]:
     """One seeded database per fleet size, made when a test first asks for it."""
-    from fleetdesk.fleetgen import generate_fleet
+    from fleetdesk.fleets.generator import generate_fleet
 
     folder = tmp_path_factory.mktemp("fleets")
 

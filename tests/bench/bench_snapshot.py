@@ -21,7 +21,7 @@ from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.server.embedded import start_embedded
-from fleetdesk.snapshot.console import render_svg
+from fleetdesk.console.snapshot.app import render_svg
 from fleetdesk.snapshot.export import capture, seal, write_bundle
 from fleetdesk.snapshot.redact import Redactor
 from fleetdesk.snapshot.reopen import parse_snapshot

@@ -9,7 +9,7 @@ from pydantic import SecretStr
 from textual.pilot import Pilot
 
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.server.embedded import EmbeddedServer
 
 DEADLINE = 15.0

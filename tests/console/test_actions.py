@@ -12,7 +12,7 @@ from textual.widgets._toast import Toast
 
 from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest, RetryPolicy
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.screens.audit import AuditScreen
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.model import ModelScreen

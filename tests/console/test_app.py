@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from console_helpers import TIER2_EXPERIMENT, make_app, wait_for
 
-from fleetdesk import locations
-from fleetdesk.console.config import load_settings
+from fleetdesk.settings import locations
+from fleetdesk.settings.console import load_settings
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.model import ModelScreen

@@ -162,7 +162,7 @@ async def test_a_model_opened_while_someone_acts_shows_what_they_did(server):
             async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
                 await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
                                                           reason="other on-call"))
-            await wait_for(pilot, lambda: pilot.app.screen._live_while_opening, "the rollback's live event")
+            await wait_for(pilot, lambda: pilot.app._live_while_opening, "the rollback's live event")
             proxy.release()
             await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")
             await wait_for(pilot, lambda: pilot.app.screen.detail.live.serving_model_id != TIER2_EXPERIMENT,

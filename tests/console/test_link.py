@@ -9,7 +9,7 @@ from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
 from pydantic import SecretStr
 
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.server.backend import Backend as ServerBackend
 from fleetdesk.server.clock import Clock

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fleetdesk.drills.scenario import ScenarioError, load_scenario, parse_scenario
+from fleetdesk.console.drill.player import key_for_character
 from fleetdesk.drills.script import load_script
 
 VALID = '''
@@ -130,7 +131,8 @@ def test_script_presses() -> None:
     from fleetdesk.drills.script import ScriptStep
 
     assert ScriptStep.model_validate({"at": 0, "keys": "slash enter"}).presses() == ["slash", "enter"]
-    assert ScriptStep.model_validate({"at": 0, "from": "page", "type": "a b"}).presses() == ["a", "space", "b"]
+    assert ScriptStep.model_validate({"at": 0, "from": "page", "type": "a b"}).presses() == ["a", " ", "b"]
+    assert [key_for_character(c) for c in "a b-."] == ["a", "space", "b", "minus", "full_stop"]
 
 
 def _on_small(text: str, tmp_path: Path) -> ScenarioError:

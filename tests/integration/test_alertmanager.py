@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient, RetryPolicy
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.common.status import StatusLine

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from fleetdesk import locations
+from fleetdesk.settings import locations
 from fleetdesk.client import FleetdeskClient, FleetdeskError, RetryPolicy
 from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded

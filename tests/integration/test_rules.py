@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleetdesk import rules
+from fleetdesk.server.integrations import prometheus_rules as rules
 from fleetdesk.cli import main
 from fleetdesk.domain.registry import Tier
 from fleetdesk.domain.slo import SloPolicy

@@ -13,10 +13,10 @@ from textual.pilot import Pilot
 
 from fleetdesk.client import ActionIntent, FleetdeskClient
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.snapshot.bundle import Screen
-from fleetdesk.snapshot.console import SnapshotConsole
+from fleetdesk.console.snapshot.app import SnapshotConsole
 from fleetdesk.snapshot.redact import encodings
 from fleetdesk.snapshot.reopen import load_snapshot
 from fleetdesk.wire import Window

@@ -13,10 +13,10 @@ from textual.screen import ModalScreen
 
 from fleetdesk.client import ActionIntent, FleetdeskClient
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.snapshot.bundle import Screen
-from fleetdesk.snapshot.console import SnapshotConsole
+from fleetdesk.console.snapshot.app import SnapshotConsole
 from fleetdesk.snapshot.export import capture, write_bundle
 from fleetdesk.snapshot.redact import Redactor
 from fleetdesk.snapshot.reopen import load_snapshot
@@ -214,7 +214,7 @@ def test_headless_screenshot_draws_the_exported_view(screen: Screen) -> None:
     import svgtext
 
     from fleetdesk.snapshot.bundle import View
-    from fleetdesk.snapshot.console import render_svg
+    from fleetdesk.console.snapshot.app import render_svg
 
     svg, why_not = render_svg(factory.snapshot().model_copy(update={"view": View(screen=screen)}), (80, 24))
     assert svg is not None, why_not

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fleetdesk import locations
+from fleetdesk.settings import locations
 from fleetdesk.domain.registry import Role, Tier
 from fleetdesk.domain.stability import Health
-from fleetdesk.explanation import Explanation, explain, render_text
+from fleetdesk.fleets.explanation import Explanation, explain, render_text
 from fleetdesk.fleets import Fleet, load_fleet
 
 FLEETDESK = Path(sys.executable).with_name("fleetdesk")

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from fleetdesk import cli, locations
+from fleetdesk import cli
+from fleetdesk.settings import locations
 from fleetdesk.domain.fleet import IncidentKind
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.domain.registry import LaunchPhase, Role, Tier
 from fleetdesk.domain.stability import Health
-from fleetdesk.fleetgen import generate_fleet
+from fleetdesk.fleets.generator import generate_fleet
 from fleetdesk.fleets import Fleet, FleetFileError, load_fleet
 
 SMALL = locations.fleets_dir() / "small.json"

@@ -214,7 +214,7 @@ class FleetdeskClient:
         """Live updates: the event stream, resumed after drops, or polling when there is no stream."""
         if self._http is None or self._caller is None:
             raise RuntimeError("use the client inside 'async with FleetdeskClient(...) as client'")
-        return EventFeed(self, self._http, self._caller, last_event_id)
+        return EventFeed(self._http, self._caller, self.event_log, self.stream_policy, self.timeouts, last_event_id)
 
     # --- changes -----------------------------------------------------------
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal, cast
+from typing import Literal, cast
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from fleetdesk.client._calls import Caller
 from fleetdesk.client._errors import FleetdeskError, Forbidden, Unauthorized
 from fleetdesk.client._problems import error_from_problem
+from fleetdesk.client._policy import ClientTimeouts, EventStreamPolicy
 from fleetdesk.client._sse import SseDecoder
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import (
@@ -29,14 +31,11 @@ from fleetdesk.wire import (
     ActionEventData,
     BucketClosedData,
     ClockEventData,
+    EventPage,
     IncidentEventData,
     ServerEvent,
     SloChangedData,
 )
-
-if TYPE_CHECKING:
-    from fleetdesk.client._calls import Caller
-    from fleetdesk.client._client import FleetdeskClient
 
 EVENTS_PATH = f"{API_PREFIX}/events"
 UNSUPPORTED_STATUSES = frozenset({404, 405, 406, 501})
@@ -74,6 +73,9 @@ class ConnectionUpdate(BaseModel):
 
 Update = EventUpdate | ConnectionUpdate
 
+ReadLog = Callable[[int, int], Awaitable[EventPage]]
+"""Reads the event log: (after, limit) -> the events after that id (the client's ``event_log``)."""
+
 
 class _NoStream(Exception):
     """The server has no usable event stream; polling is the way."""
@@ -86,12 +88,13 @@ class _Dropped(Exception):
 class EventFeed:
     """``async for update in client.events(): ...``; also exposes its counters and position."""
 
-    def __init__(self, client: FleetdeskClient, http: httpx.AsyncClient, caller: Caller,
-                 last_event_id: int | None) -> None:
-        self._client = client
+    def __init__(self, http: httpx.AsyncClient, caller: Caller, read_log: ReadLog, policy: EventStreamPolicy,
+                 timeouts: ClientTimeouts, last_event_id: int | None) -> None:
         self._http = http
         self._caller = caller
-        self._policy = client.stream_policy
+        self._read_log = read_log
+        self._policy = policy
+        self._timeouts = timeouts
         self._rng = random.Random()
         self.last_event_id = last_event_id
         self.malformed = 0
@@ -140,7 +143,7 @@ class EventFeed:
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
         if self.last_event_id is not None:
             headers["Last-Event-ID"] = str(self.last_event_id)
-        timeout = self._client.timeouts.for_stream()
+        timeout = self._timeouts.for_stream()
         async with self._http.stream("GET", EVENTS_PATH, headers=headers, timeout=timeout) as response:
             if response.status_code in UNSUPPORTED_STATUSES:
                 raise _NoStream(f"the server has no event stream (HTTP {response.status_code})")
@@ -175,7 +178,7 @@ class EventFeed:
             try:
                 if self.last_event_id is None:
                     self.last_event_id = await self._latest_event_id()
-                page = await self._client.event_log(after=self.last_event_id, limit=self._policy.poll_batch)
+                page = await self._read_log(self.last_event_id, self._policy.poll_batch)
             except (Unauthorized, Forbidden):
                 raise
             except FleetdeskError as error:
@@ -200,7 +203,7 @@ class EventFeed:
         """The newest id in the event log: like the stream without Last-Event-ID, polling starts from now."""
         after = 0
         while True:
-            page = await self._client.event_log(after=after, limit=self._policy.poll_batch)
+            page = await self._read_log(after, self._policy.poll_batch)
             if len(page.items) < self._policy.poll_batch:
                 return page.last_id
             after = page.last_id

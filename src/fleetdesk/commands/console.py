@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     from fleetdesk.client import FleetdeskError, load_token
     from fleetdesk.console.app import Backend, FleetdeskApp
-    from fleetdesk.console.config import load_settings
+    from fleetdesk.settings.console import load_settings
 
     settings = load_settings(
         server_url=args.server, token_file=args.token_file, theme=args.theme,

@@ -75,10 +75,10 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
     import asyncio
     import tempfile
 
-    from fleetdesk import locations
+    from fleetdesk.settings import locations
     from fleetdesk.console.app import Backend
-    from fleetdesk.console.config import load_settings
-    from fleetdesk.drills.console import DrillApp
+    from fleetdesk.settings.console import load_settings
+    from fleetdesk.console.drill.app import DrillApp
     from fleetdesk.drills.replay import write_fleet
     from fleetdesk.drills.scoring import to_markdown
     from fleetdesk.drills.session import DrillRun
@@ -102,7 +102,7 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
                 app.run()
                 card = app.scorecard
             else:
-                from fleetdesk.drills.headless import play
+                from fleetdesk.console.drill.player import play
 
                 card = asyncio.run(play(app, script))
     if card is None:

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     from fleetdesk.domain.registry import UnknownModelError
     from fleetdesk.domain.text import sanitize
-    from fleetdesk.explanation import explain, render_text
+    from fleetdesk.fleets.explanation import explain, render_text
     from fleetdesk.fleets import FleetFileError, load_fleet
 
     try:

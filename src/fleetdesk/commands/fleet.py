@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     from fleetdesk.domain.text import sanitize
-    from fleetdesk.fleetgen import generate_fleet
+    from fleetdesk.fleets.generator import generate_fleet
     from fleetdesk.fleets import FleetFileError, build_fleet
 
     if args.models < 4:

@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(markdown.render(snapshot, files=sanitize(args.file.name)), end="")
         return 0
-    from fleetdesk.console.config import load_settings
-    from fleetdesk.snapshot.console import SnapshotConsole
+    from fleetdesk.settings.console import load_settings
+    from fleetdesk.console.snapshot.app import SnapshotConsole
 
     SnapshotConsole(snapshot, load_settings(theme=args.theme, ascii=args.ascii)).run()
     return 0

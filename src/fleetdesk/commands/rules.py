@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fleetdesk import rules
+    from fleetdesk.server.integrations import prometheus_rules as rules
     from fleetdesk.fleets import FleetFileError, load_fleet
 
     try:

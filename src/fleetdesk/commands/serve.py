@@ -43,7 +43,7 @@ def _aware_time(text: str) -> datetime:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from fleetdesk import locations
+    from fleetdesk.settings import locations
     from fleetdesk.fleets import FleetFileError
     from fleetdesk.server.backend import Backend
     from fleetdesk.server.clock import Clock

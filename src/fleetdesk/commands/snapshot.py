@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from fleetdesk import locations
+    from fleetdesk.settings import locations
     from fleetdesk.client import FleetdeskClient, FleetdeskError, load_token
     from fleetdesk.domain.text import sanitize
     from fleetdesk.snapshot.atomic import AtomicWriteError
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 def _screenshot(sealed):  # type: ignore[no-untyped-def]
     """The console's screen for the snapshot, or (None, why) when there is no console to draw it."""
     try:
-        from fleetdesk.snapshot.console import render_svg
+        from fleetdesk.console.snapshot.app import render_svg
     except ImportError as error:
         return None, f"the console is not available here ({error.name or 'import failed'})"
     return render_svg(sealed)

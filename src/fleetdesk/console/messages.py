@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.message import Message
+from textual.screen import Screen
 
 from fleetdesk.client import ActionIntent, EventUpdate
 from fleetdesk.wire import ActionResult, AuditPage, IncidentDetail, Lineage, ModelDetail, StabilitySeries
@@ -44,9 +45,10 @@ class ModelLoaded(Message):
 class ModelViewFetched(Message):
     """A model's view fetched whole, for the screen that asked to open it."""
 
-    def __init__(self, loaded: ModelLoaded) -> None:
+    def __init__(self, loaded: ModelLoaded, opener: Screen) -> None:
         super().__init__()
         self.loaded = loaded
+        self.opener = opener
 
 
 class SeriesLoaded(Message):

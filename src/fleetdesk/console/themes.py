@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 from textual.theme import Theme
 
-from fleetdesk import locations
+from fleetdesk.settings import locations
 from fleetdesk.domain.text import sanitize
 
 

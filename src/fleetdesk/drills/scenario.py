@@ -217,7 +217,7 @@ def load_scenario(name_or_path: str | Path) -> tuple[Scenario, Path]:
 
 
 def resolve_scenario(name_or_path: str | Path) -> Path:
-    from fleetdesk.locations import scenarios_dir
+    from fleetdesk.settings.locations import scenarios_dir
 
     candidate = Path(name_or_path)
     if candidate.suffix == SCENARIO_SUFFIX or candidate.exists():
@@ -233,7 +233,7 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
 
 def list_scenarios() -> list[tuple[str, Path]]:
     """Every shipped scenario, by name."""
-    from fleetdesk.locations import scenarios_dir
+    from fleetdesk.settings.locations import scenarios_dir
 
     folder = scenarios_dir()
     if not folder.is_dir():

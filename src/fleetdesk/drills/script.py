@@ -11,17 +11,16 @@ A script is a JSON list of steps, oldest first::
 the first page, and with ``"from": "previous"`` after the previous step was
 handled (a script timed that way does not depend on how fast the machine
 replays or types). ``keys`` is one or more Textual key names separated by
-spaces; ``type`` is literal text, typed one character at a time.
+spaces; ``type`` is literal text, typed one character at a time (the console turns each
+character into the key a terminal would send).
 """
 
 from __future__ import annotations
 
 import json
-import unicodedata
 from pathlib import Path
 from typing import Literal
 
-from textual.keys import KEY_NAME_REPLACEMENTS
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 from fleetdesk.drills.scenario import ScenarioError, ScenarioProblem, _field
@@ -43,10 +42,10 @@ class ScriptStep(BaseModel):
         return self
 
     def presses(self) -> list[str]:
-        """The key names this step presses, in order."""
+        """What this step presses, in order: key names, or the characters of the text to type."""
         if self.keys is not None:
             return self.keys.split()
-        return [key_for_character(char) for char in self.type or ""]
+        return list(self.type or "")
 
 
 class KeyScript(RootModel[list[ScriptStep]]):
@@ -64,17 +63,6 @@ class KeyScript(RootModel[list[ScriptStep]]):
                 raise ValueError(f"step {index}: a step timed from the start cannot follow one timed from the page")
             last[step.origin] = step.at
         return self
-
-
-def key_for_character(character: str) -> str:
-    """Textual's key name for a typed character ("a", "minus", "full_stop", "space")."""
-    if character.isalnum():
-        return character
-    try:
-        name = unicodedata.name(character).lower().replace("-", "_").replace(" ", "_")
-    except ValueError:
-        return character
-    return KEY_NAME_REPLACEMENTS.get(name, name)
 
 
 def load_script(path: Path) -> KeyScript:

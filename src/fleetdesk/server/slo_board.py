@@ -24,24 +24,13 @@ from fleetdesk.domain.stability import Health
 from fleetdesk.server import incidents
 from fleetdesk.server.events import append_event
 from fleetdesk.server.store import DAY_SECONDS, HEALTH_BY_CODE, FleetConfig, dumps, epoch
-from fleetdesk.wire import Attention, EventType, SloChangedData
+from fleetdesk.domain.attention import Attention, attention_for
+from fleetdesk.wire import EventType, SloChangedData
 
 
 def slot_index(now: datetime, config: FleetConfig) -> int:
     """Which bucket slot ``now`` is in; derived state is stale when this moves."""
     return epoch(now) // config.bucket_seconds
-
-
-def attention_for(health: Health, alert_severities: Collection[Severity]) -> Attention:
-    if Severity.PAGE in alert_severities:
-        return Attention.PAGE
-    if Severity.TICKET in alert_severities:
-        return Attention.TICKET
-    if health is Health.UNSTABLE:
-        return Attention.UNSTABLE
-    if health is Health.NO_DATA:
-        return Attention.NO_DATA
-    return Attention.OK
 
 
 Counts = dict[int, list[int]]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import fleetdesk
-from fleetdesk import locations
+from fleetdesk.settings import locations
 from fleetdesk.snapshot import markdown
 from fleetdesk.snapshot.atomic import remove_leftovers, write_files
 from fleetdesk.snapshot.bundle import RelatedModel, ServerRef, Snapshot, View

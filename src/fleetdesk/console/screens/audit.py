@@ -52,7 +52,7 @@ class AuditScreen(ConsoleScreen):
 
     @work(exclusive=True, group="audit-load", exit_on_error=False)
     async def load(self) -> None:
-        page = await self.app.client.audit(model_id=self.model_id, page=PageRequest(limit=AUDIT_PAGE))  # type: ignore[attr-defined]
+        page = await self.console.client.audit(model_id=self.model_id, page=PageRequest(limit=AUDIT_PAGE))
         self.post_message(AuditLoaded(page))
 
     def on_audit_loaded(self, message: AuditLoaded) -> None:

@@ -74,7 +74,7 @@ class FleetScreen(ConsoleScreen):
         self._first_page_shown = asyncio.Event()
 
     def compose(self) -> ComposeResult:
-        glyphs = self.app.glyphs  # type: ignore[attr-defined]
+        glyphs = self.console.glyphs
         yield Static("fleetdesk · fleet", id="title")
         yield FleetCounts(id="counts")
         with Horizontal(id="filter-bar"):
@@ -95,7 +95,7 @@ class FleetScreen(ConsoleScreen):
     @work(exclusive=True, group="fleet-poll", exit_on_error=False)
     async def poll_fleet(self) -> None:
         """Fetch every model, page by page; the next poll is scheduled when this one has finished."""
-        client = self.app.client  # type: ignore[attr-defined]
+        client = self.console.client
         rows: list[FleetRow] = []
         first_load = not self._loaded
         try:
@@ -110,21 +110,21 @@ class FleetScreen(ConsoleScreen):
                     # Parsing the next page blocks the loop for a while: let the worst models paint first.
                     await self._first_page_shown.wait()
         except FleetdeskError:
-            self.app.read_failed()  # type: ignore[attr-defined]
+            self.console.read_failed()
             raise
         finally:
-            self.set_timer(self.app.settings.poll_seconds, self._next_poll)  # type: ignore[attr-defined]
+            self.set_timer(self.console.settings.poll_seconds, self._next_poll)
         self.post_message(self.Fetched(rows, len(rows)))
 
     def _next_poll(self) -> None:
         if isinstance(self.app.screen, ModalScreen):
             # Paused while a dialog is open: the engineer is deciding on the data they see.
-            self.set_timer(self.app.settings.poll_seconds, self._next_poll)  # type: ignore[attr-defined]
+            self.set_timer(self.console.settings.poll_seconds, self._next_poll)
             return
         self.poll_fleet()
 
     def on_fleet_screen_fetched(self, message: Fetched) -> None:
-        self.call_after_refresh(self.app.start_live)  # type: ignore[attr-defined]
+        self.call_after_refresh(self.console.start_live)
         if not message.complete:
             if not self._loaded and self.app.screen is self:
                 self.query_one(FleetTable).set_models(message.rows)
@@ -133,7 +133,7 @@ class FleetScreen(ConsoleScreen):
             else:
                 self._first_page_shown.set()
             return
-        self.app.data_arrived()  # type: ignore[attr-defined]
+        self.console.data_arrived()
         if self.app.screen is not self:
             # Hidden under another screen: painting here would repaint that screen too. Apply on return.
             self._pending_fleet, self._pending = message.rows, {}

@@ -41,12 +41,12 @@ class IncidentScreen(ConsoleScreen):
 
     @work(exclusive=True, group="incident-load", exit_on_error=False)
     async def load(self) -> None:
-        incident = await self.app.client.incident(self.incident_id)  # type: ignore[attr-defined]
+        incident = await self.console.client.incident(self.incident_id)
         self.post_message(IncidentLoaded(incident))
 
     def on_incident_loaded(self, message: IncidentLoaded) -> None:
         incident = message.incident
-        now = self.app.server_now()  # type: ignore[attr-defined]
+        now = self.console.server_now()
         self.query_one("#timeline", Static).update(timeline_text(incident, now))
         notes = Text("\nnotes\n", style="bold")
         if not incident.notes:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -14,6 +12,7 @@ from textual.worker import Worker
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import ActionIntent, FleetdeskClient, FleetdeskError, NotConfirmed, StaleState
+from fleetdesk.console.model_view import fetch_model_view
 from fleetdesk.console.messages import ActionDone, LiveEvent, ModelLoaded, PreviewReady, SeriesLoaded
 from fleetdesk.console.outcomes import explain, result_words
 from fleetdesk.console.screens.confirm import ConfirmAction, Confirmed
@@ -57,20 +56,6 @@ WINDOWS = list(Window)
 PREVIEW_REASON = "preview"
 
 
-async def fetch_model_view(app: App, model_id: str, window: Window) -> ModelLoaded:
-    """Everything a model view shows: fetched concurrently, then the open incident the model names."""
-    client: FleetdeskClient = app.client  # type: ignore[attr-defined]
-    try:
-        detail, lineage, series = await asyncio.gather(
-            client.model(model_id), client.lineage(model_id), client.stability(model_id, window),
-        )
-        incident = await client.incident(detail.open_incident_id) if detail.open_incident_id else None
-    except FleetdeskError:
-        app.read_failed()  # type: ignore[attr-defined]
-        raise
-    return ModelLoaded(detail, lineage, series, incident)
-
-
 class ModelScreen(ConsoleScreen):
     """A model's page; Esc goes back to the fleet."""
 
@@ -100,7 +85,7 @@ class ModelScreen(ConsoleScreen):
         ``behind``: live events came while it was fetched, so it is fetched again once shown."""
         super().__init__()
         self.model_id = model_id
-        self.window: Window = loaded.series.window if loaded else self.app.chart_window  # type: ignore[attr-defined]
+        self.window: Window = loaded.series.window if loaded else self.console.chart_window
         self._loaded = loaded
         self._behind = behind
         self.detail: ModelDetail | None = None
@@ -117,7 +102,7 @@ class ModelScreen(ConsoleScreen):
         """The last dry run shown per action (shown again when retrying an unconfirmed one)."""
 
     def compose(self) -> ComposeResult:
-        glyphs = self.app.glyphs  # type: ignore[attr-defined]
+        glyphs = self.console.glyphs
         yield Static(f"fleetdesk · model {sanitize(self.model_id, limit=80)}", id="title", markup=False)
         with VerticalScroll(id="model-body"):
             yield ModelContext(id="context")
@@ -145,7 +130,7 @@ class ModelScreen(ConsoleScreen):
 
     @work(exclusive=True, group="model-load", exit_on_error=False)
     async def load(self) -> None:
-        self.post_message(await fetch_model_view(self.app, self.model_id, self.window))
+        self.post_message(await fetch_model_view(self.console, self.model_id, self.window))
 
     def reload(self) -> None:
         """Load again for a live update; a load in flight finishes first, then one more runs.
@@ -160,7 +145,7 @@ class ModelScreen(ConsoleScreen):
 
     @work(exclusive=True, group="series-load", exit_on_error=False)
     async def load_series(self) -> None:
-        series = await self.app.client.stability(self.model_id, self.window)  # type: ignore[attr-defined]
+        series = await self.console.client.stability(self.model_id, self.window)
         self.post_message(SeriesLoaded(series))
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
@@ -168,7 +153,7 @@ class ModelScreen(ConsoleScreen):
             self._reload_after_load = False
             self.call_later(self.reload)
         self.detail, self.lineage, self.incident = message.detail, message.lineage, message.incident
-        self.app.data_arrived()  # type: ignore[attr-defined]
+        self.console.data_arrived()
         self._show()
         self._show_series(message.series)
         self._refresh_keys()
@@ -186,10 +171,10 @@ class ModelScreen(ConsoleScreen):
     def _show(self) -> None:
         if self.detail is None:
             return
-        glyphs = self.app.glyphs  # type: ignore[attr-defined]
+        glyphs = self.console.glyphs
         self.query_one(ModelContext).show(self.detail, self.lineage, glyphs)
         self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille)
-        now = self.app.server_now()  # type: ignore[attr-defined]
+        now = self.console.server_now()
         self.query_one(IncidentTimeline).show(self.incident, now)
 
     def _show_series(self, series: StabilitySeries) -> None:
@@ -232,7 +217,7 @@ class ModelScreen(ConsoleScreen):
         self.action_window(WINDOWS.index(self.window) + 1)
 
     def action_window(self, index: int) -> None:
-        self.window = self.app.chart_window = WINDOWS[index % len(WINDOWS)]  # type: ignore[attr-defined]
+        self.window = self.console.chart_window = WINDOWS[index % len(WINDOWS)]
         self.query_one(StatusLine).say(f"charts over {self.window}")
         self.load_series()
 
@@ -280,7 +265,7 @@ class ModelScreen(ConsoleScreen):
             return None
         if kind in self.in_flight:
             return f"{kind} in flight"
-        if not self.app.link.connected:  # type: ignore[attr-defined]
+        if not self.console.link.connected:
             return "disconnected: actions wait for the server"
         if detail is None:
             return "still loading"
@@ -310,7 +295,7 @@ class ModelScreen(ConsoleScreen):
         return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ACTION_KEYS and not self.app.can_act:  # type: ignore[attr-defined]
+        if action in ACTION_KEYS and not self.console.can_act:
             return False  # read-only or a viewer: the keys are not there at all
         return None if self.disabled_reason(action) else True
 
@@ -374,7 +359,7 @@ class ModelScreen(ConsoleScreen):
                         exclusive=True, exit_on_error=False)
 
     async def _preview(self, intent: ActionIntent) -> None:
-        result = await self.app.client.perform(intent.as_dry_run())  # type: ignore[attr-defined]
+        result = await self.console.client.perform(intent.as_dry_run())
         self.post_message(PreviewReady(intent, result))
 
     def on_preview_ready(self, message: PreviewReady) -> None:
@@ -401,7 +386,7 @@ class ModelScreen(ConsoleScreen):
 
         self.app.push_screen(
             ConfirmAction(intent.kind, self.model_id, self.detail.model.tier, message.preview,
-                          self.app.glyphs.arrow, retry_of=retry.idempotency_key if retry else None),  # type: ignore[attr-defined]
+                          self.console.glyphs.arrow, retry_of=retry.idempotency_key if retry else None),
             decided,
         )
 
@@ -411,7 +396,7 @@ class ModelScreen(ConsoleScreen):
                         exclusive=True, exit_on_error=False)
 
     async def _perform(self, intent: ActionIntent) -> None:
-        result = await self.app.client.perform(intent)  # type: ignore[attr-defined]
+        result = await self.console.client.perform(intent)
         self.post_message(ActionDone(intent, result))
 
     def on_action_done(self, message: ActionDone) -> None:

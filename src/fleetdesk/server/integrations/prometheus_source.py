@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.domain.text import sanitize
-from fleetdesk.rules import COUNTERS
+from fleetdesk.server.integrations.prometheus_rules import COUNTERS
 from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, Series
 from fleetdesk.server.metrics_source import MetricsSource
 

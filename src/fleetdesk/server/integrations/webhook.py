@@ -24,7 +24,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretBytes
 
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
-from fleetdesk.rules import DEFAULT_SERVER_URL, console_command
+from fleetdesk.server.integrations.prometheus_rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff, post
 from fleetdesk.server.integrations.urls import public_url

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from fleetdesk.console import textual_seam
 
 Key = tuple[str, str, str, bool, str]
 """key, action, description, enabled, tooltip"""
@@ -23,7 +24,7 @@ class KeyFooter(Footer):
     _rebuild_pending = False
 
     def bindings_changed(self, screen: Screen) -> None:
-        self._bindings_ready = True
+        textual_seam.mark_bindings_ready(self)
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
         if not self._rebuild_pending and self._keys() != self._shown:
@@ -36,12 +37,10 @@ class KeyFooter(Footer):
         self._shown = keys
         if shown is not None and [k[:3] for k in keys] == [k[:3] for k in shown]:
             states = {(key, action): (enabled, tooltip) for key, action, _, enabled, tooltip in keys}
-            for item in self.query(FooterKey):
-                if (state := states.get((item.key, item.action))) is not None:
+            for item in textual_seam.footer_keys(self):
+                if (state := states.get((item.key, item.action))) is not None:  # type: ignore[attr-defined]
                     enabled, tooltip = state
-                    item._disabled = not enabled  # what Textual's FooterKey checks on a click
-                    item.set_class(not enabled, "-disabled")
-                    item.tooltip = tooltip or None
+                    textual_seam.set_footer_key_state(item, enabled, tooltip or None)
             return
         await self.recompose()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from fleetdesk.console.host import host
 from fleetdesk.console.palette import palette
 from fleetdesk.domain.text import sanitize
 
@@ -45,7 +46,7 @@ class StatusLine(Static):
         return self._note
 
     def show(self) -> None:
-        words, warning = self.app.link.describe()  # type: ignore[attr-defined]
+        words, warning = host(self).link.describe()
         state = (words, warning, self._busy or self._note, self._note_warning and not self._busy)
         if state == self._shown:
             return
@@ -55,6 +56,6 @@ class StatusLine(Static):
         line.append(words, style=f"bold {colours.get('warning', '')}" if warning else colours.get("success", ""))
         _, _, note, note_warning = state
         if note:
-            line.append("  │  " if self.app.glyphs.braille else "  |  ")  # type: ignore[attr-defined]
+            line.append("  │  " if host(self).glyphs.braille else "  |  ")
             line.append(note, style=f"bold {colours.get('warning', '')}" if note_warning else "")
         self.update(line)

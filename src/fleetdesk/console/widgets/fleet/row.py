@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from sys import intern
 
-from fleetdesk.wire import Attention, FunnelStage, Health, ModelSummary, Role, Tier
+from fleetdesk.domain.model_type import FunnelStage
+from fleetdesk.wire import Attention, Health, ModelSummary, Role, Tier
 
 
 @dataclass(frozen=True, slots=True)

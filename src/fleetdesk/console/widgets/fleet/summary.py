@@ -6,6 +6,7 @@ from collections import Counter
 
 from rich.text import Text
 
+from fleetdesk.console.host import host
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.console.widgets.fleet.row import FleetRow
@@ -30,7 +31,7 @@ class FleetCounts(QuietStatic):
         if key == self._shown:
             return
         self._shown = key
-        glyphs = self.app.glyphs  # type: ignore[attr-defined]
+        glyphs = host(self).glyphs
         colours = palette(self.app)
         line = Text(no_wrap=False)
         line.append(f"{len(models)} models", style="bold")

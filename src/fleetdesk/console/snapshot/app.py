@@ -17,9 +17,8 @@ from pathlib import Path
 from textual.widgets import Static
 
 from fleetdesk.client import FleetdeskError
-from fleetdesk.console import app as console_app
-from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.console.config import ConsoleSettings
+from fleetdesk.console.core import Backend, ConsoleApp
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.domain.text import sanitize
 from fleetdesk.snapshot.atomic import AtomicWriteError
@@ -43,11 +42,8 @@ class FrozenLink(Link):
         return self.banner, True
 
 
-class SnapshotConsole(FleetdeskApp):
+class SnapshotConsole(ConsoleApp):
     """The console over frozen data: no action keys, a banner saying whose snapshot from when."""
-
-    # Textual resolves a relative CSS_PATH beside the subclass; the styles live beside the console app.
-    CSS_PATH = Path(console_app.__file__).with_name("app.tcss")
 
     def __init__(self, snapshot: Snapshot, settings: ConsoleSettings | None = None) -> None:
         settings = (settings or ConsoleSettings()).model_copy(update={"read_only": True})
@@ -72,10 +68,6 @@ class SnapshotConsole(FleetdeskApp):
     def server_now(self) -> datetime:
         """The moment of the export, for every 'ago' on a frozen screen."""
         return self.snapshot.server.info.now
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # A snapshot of a snapshot would claim a frozen screen is the live one: export from the live console.
-        return False if action == "snapshot" else super().check_action(action, parameters)
 
     def drawn(self) -> bool:
         """True once the screen the snapshot opens on shows its data."""
@@ -109,58 +101,3 @@ def render_svg(sealed: Snapshot, size: tuple[int, int] = SCREENSHOT_SIZE) -> tup
         return None, f"the console did not finish drawing within {DRAW_TIMEOUT:g} s"
     except Exception as error:  # noqa: BLE001 - the screenshot is optional; the bundle must still be written
         return None, f"the console could not draw the snapshot ({type(error).__name__})"
-
-
-async def export_screen(app: FleetdeskApp, out_dir: Path | None = None) -> Bundle:
-    """Snapshot what ``app`` shows now: its screen as SVG, plus the data behind it read again through its client."""
-    from fleetdesk import locations
-    from fleetdesk.console.screens.fleet import FleetScreen
-    from fleetdesk.console.screens.incident import IncidentScreen
-    from fleetdesk.console.screens.model import ModelScreen
-    from fleetdesk.console.widgets.fleet.table import FleetTable
-
-    screen = app.screen
-    svg: str | None = app.export_screenshot(title="fleetdesk")
-    incident_id: int | None = None
-    window = Window.H24
-    if isinstance(screen, ModelScreen):
-        model_id, window, shown = screen.model_id, screen.window, Screen.MODEL
-        incident_id = screen.incident.id if screen.incident is not None else None
-    elif isinstance(screen, IncidentScreen):
-        incident_id, shown = screen.incident_id, Screen.INCIDENT
-        model_id = (await app.client.incident(incident_id)).model_id
-    elif isinstance(screen, FleetScreen):
-        model_id, shown = screen.query_one(FleetTable).selected_id(), Screen.FLEET
-    else:
-        raise ExportError("open the fleet, a model or an incident first: this screen has no snapshot")
-    if model_id is None:
-        raise ExportError("no model is selected")
-    token = app.backend.token
-    redactor = Redactor([token.get_secret_value()] if token is not None else [],
-                        configured_patterns(locations.config_file()))
-    snapshot = await capture(app.client, app.backend.url, model_id, incident_id=incident_id,
-                             windows=[window, *(item for item in Window if item is not window)],
-                             view=View(screen=shown, window=window))
-    sealed = seal(snapshot, redactor)
-    if sealed.redactions:
-        # The screen may show a secret that wrapped across lines, where no pattern can see it whole: draw the
-        # same screen again from the masked data instead of keeping the live screenshot.
-        svg, _ = await asyncio.to_thread(render_svg, sealed, (app.size.width, app.size.height))
-    # Writing fsyncs, which can take a while on a busy disk; keep the screen responsive.
-    return await asyncio.to_thread(write_bundle, sealed.model_copy(update={"screen_svg": svg}), redactor, out_dir)
-
-
-def start_export(app: FleetdeskApp) -> None:
-    """The console's ``s`` key: export in the background and say where the files went (or why not)."""
-
-    async def run() -> None:
-        try:
-            bundle = await export_screen(app)
-        except (AtomicWriteError, ExportError, ConfigError, FleetdeskError) as error:
-            message = error.message if isinstance(error, FleetdeskError) else str(error)
-            app.notify(sanitize(message, 500), title="snapshot not written", severity="error", markup=False)
-            return
-        where = "\n".join(sanitize(str(path)) for path in bundle.paths)
-        app.notify(where, title="snapshot written", timeout=30, markup=False)
-
-    app.run_worker(run(), group="snapshot", exclusive=True, exit_on_error=False)

@@ -18,7 +18,7 @@ from fleetdesk.domain.slo import Severity, SliceHealth, SloStatus, evaluate
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket, merge
 from fleetdesk.domain.synthetic import bucket_from_row
 from fleetdesk.domain.text import sanitize
-from fleetdesk.fleets import Fleet
+from fleetdesk.fleets.files import Fleet
 
 RECENT_WINDOW = timedelta(hours=24)
 WRAP = 78

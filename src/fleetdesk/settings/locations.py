@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 APP = "fleetdesk"
-_SOURCE_ROOT = Path(__file__).resolve().parents[2]
-_BUNDLED = Path(__file__).resolve().parent / "_bundled"
+_SOURCE_ROOT = Path(__file__).resolve().parents[3]
+_BUNDLED = Path(__file__).resolve().parents[1] / "_bundled"
 
 
 def _xdg(variable: str, fallback: str) -> Path:

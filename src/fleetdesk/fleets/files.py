@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fleetdesk import locations
+from fleetdesk.settings import locations
 from fleetdesk.domain.fleet import FleetFile, MetricIncident
 from fleetdesk.domain.registry import Model, Registry, RegistryError
 from fleetdesk.domain.stability import HealthBands, StabilityBucket

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import unicodedata
 
 from textual import events
-from textual.keys import REPLACED_KEYS, key_to_character
+from textual.keys import KEY_NAME_REPLACEMENTS, REPLACED_KEYS, key_to_character
 from textual.message_pump import MessagePump
 from textual.worker import Worker
 
-from fleetdesk.drills.console import DrillApp
+from fleetdesk.console.drill.app import DrillApp
 from fleetdesk.drills.script import KeyScript
 from fleetdesk.drills.scoring import Scorecard
 
@@ -52,12 +53,12 @@ async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS
             if delay > 0:
                 await asyncio.sleep(delay)
             if step.keys is not None:
-                for key in step.presses():
+                for key in step.presses():  # key names
                     await until_key_enabled(app, key)
                     await press(app, key)
             else:
                 # Typed text goes to one input: deliver it all, then wait once.
-                await press(app, *step.presses())
+                await press(app, *map(key_for_character, step.presses()))
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(max(min(grace, limit - run.elapsed()), 0.0)):
                 await run.complete.wait()
@@ -146,3 +147,14 @@ async def _drained(*nodes: MessagePump) -> None:
     left -= len(pending) - scheduled
     if left > 0:
         await done.wait()
+
+
+def key_for_character(character: str) -> str:
+    """Textual's key name for a typed character ("a", "minus", "full_stop", "space")."""
+    if character.isalnum():
+        return character
+    try:
+        name = unicodedata.name(character).lower().replace("-", "_").replace(" ", "_")
+    except ValueError:
+        return character
+    return KEY_NAME_REPLACEMENTS.get(name, name)

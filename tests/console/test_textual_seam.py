@@ -1,4 +1,4 @@
-"""The console writes only the cells that changed, with the fewest escape codes (fleetdesk.console.terminal_writer)."""
+"""The console writes only the cells that changed, with the fewest escape codes (fleetdesk.console.textual_seam)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from rich.style import Style
 from textual._compositor import ChopsUpdate
 from textual.strip import Strip
 
-from fleetdesk.console import terminal_writer
+from fleetdesk.console import textual_seam as terminal_writer
 
 MARK = Style(color="red", bold=True)
-assert terminal_writer.install()
+assert terminal_writer.install().complete
 CONSOLE = Console(color_system="truecolor", force_terminal=True)
 
 
@@ -49,7 +49,7 @@ def test_the_style_carries_over_between_changed_cells_and_the_update_ends_in_the
 
 
 def test_install_is_idempotent():
-    assert terminal_writer.install() and terminal_writer.install()
+    assert terminal_writer.install().complete and terminal_writer.install().complete
 
 
 # --- style switches -------------------------------------------------------------
@@ -156,3 +156,34 @@ def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server
             fresh.close()
     finally:
         watching.close()
+
+
+def test_every_patch_takes_on_the_pinned_textual():
+    report = terminal_writer.install()
+    assert report.complete, report.describe()
+    from textual._compositor import ChopsUpdate
+    from textual.widgets import Footer
+
+    from fleetdesk.console.screens.base import ConsoleScreen
+
+    assert ChopsUpdate.render_segments is terminal_writer._render_changed_cells
+    assert Strip.render is terminal_writer._render_strip
+    assert ConsoleScreen._compositor_refresh is terminal_writer._handoff_refresh
+    assert Footer._bindings_ready is not None
+
+
+def test_importing_the_console_patches_nothing_the_app_does_at_start():
+    import subprocess
+    import sys
+
+    probe = (
+        "from textual.strip import Strip\n"
+        "before = Strip.render\n"
+        "import fleetdesk.console.app\n"
+        "assert Strip.render is before, 'patched on import'\n"
+        "from fleetdesk.console.app import Backend, FleetdeskApp\n"
+        "app = FleetdeskApp(Backend('http://127.0.0.1:9'))\n"
+        "assert app.seam.complete and Strip.render is not before\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

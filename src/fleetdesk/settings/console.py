@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
-from fleetdesk import locations
+from fleetdesk.settings import locations
 
 DEFAULT_THEME = "fleetdesk-dark"
 

@@ -1,0 +1,1 @@
+"""Where fleetdesk keeps its files, and the settings it reads from them and the environment."""

@@ -1,0 +1,153 @@
+"""Models: fleet rows, the model detail, lineage, stability series and the fleet summary."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+
+from pydantic import AwareDatetime, Field, computed_field
+
+from fleetdesk.domain.attention import Attention
+from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.model_type import FunnelStage
+from fleetdesk.domain.registry import Model, Role, Tier
+from fleetdesk.domain.slo import SloStatus
+from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket
+from fleetdesk.wire.base import LAZY, WireModel
+
+
+class ModelSort(StrEnum):
+    WORST = "worst"  # attention, then tier (TIER0 first), then budget left (least first), then id
+    ID = "id"
+    TIER = "tier"
+    BUDGET = "budget"  # least error budget left first
+
+
+class DecodedType(WireModel):
+    """A model type string read out in words."""
+
+    type: str
+    app: str
+    surface: str
+    position: str
+    architecture: str
+    app_label: str
+    surface_label: str
+    position_label: str
+    architecture_label: str
+    stage: FunnelStage
+    description: str = Field(description="e.g. 'Instagram · Stories · tray (sourcing) · multi-task multi-label'")
+
+
+class ModelSummary(WireModel):
+    """One row of the fleet table."""
+
+    id: str
+    type: str
+    app: str
+    surface: str
+    stage: FunnelStage
+    tier: Tier
+    role: Role
+    owner_team: str
+    oncall_rotation: str
+    baseline_model_id: str | None
+    health: Health = Field(description="Health of the latest closed bucket (no_data when it is missing)")
+    calibration: float | None = Field(default=None, description="Calibration of the latest closed bucket")
+    normalized_entropy: float | None = Field(default=None, description="NE of the latest closed bucket")
+    attention: Attention
+    live: LiveState
+    budget_remaining: float | None
+    max_burn_rate: float | None
+    alerts: list[str] = Field(description="Names of firing burn-rate rules")
+    open_incident_id: int | None
+    last_bucket_start: AwareDatetime | None
+    purpose: str
+
+
+class ModelPage(WireModel):
+    items: list[ModelSummary]
+    total: int
+    offset: int
+    limit: int
+
+
+class ModelDetail(WireModel):
+    model: Model = Field(description="The registry record as loaded")
+    decoded: DecodedType
+    live: LiveState
+    health: Health
+    attention: Attention
+    bands: HealthBands
+    slo: SloStatus
+    open_incident_id: int | None
+    last_bucket_start: AwareDatetime | None
+
+
+class LineageEntry(WireModel):
+    id: str
+    type: str
+    tier: Tier
+    role: Role
+    owner_team: str
+    health: Health
+    attention: Attention
+
+
+class Lineage(WireModel):
+    model_id: str
+    upstream: list[LineageEntry] = Field(description="Upstream chain, nearest first")
+    downstream: list[LineageEntry] = Field(description="Blast radius: every transitive downstream model, by tier then id")
+    blast_radius: dict[Tier, int] = Field(description="Downstream count per tier, every tier present")
+
+
+class Window(StrEnum):
+    H1 = "1h"
+    H6 = "6h"
+    H24 = "24h"
+    D7 = "7d"
+    D28 = "28d"
+
+    @property
+    def duration(self) -> timedelta:
+        amount, unit = int(self.value[:-1]), self.value[-1]
+        return timedelta(hours=amount) if unit == "h" else timedelta(days=amount)
+
+
+class StabilityPoint(StabilityBucket):
+    """One bucket: its additive sums, its health, and the signals derived from the sums."""
+
+    model_config = LAZY
+
+    health: Health
+
+    @computed_field(description="Σ predictions / Σ labels; None with no data")  # type: ignore[prop-decorator]
+    @property
+    def calibration(self) -> float | None:
+        return super().calibration
+
+    @computed_field(description="Normalized entropy; None with no data")  # type: ignore[prop-decorator]
+    @property
+    def normalized_entropy(self) -> float | None:
+        return super().normalized_entropy
+
+
+class StabilitySeries(WireModel):
+    model_id: str
+    window: Window
+    start: AwareDatetime
+    end: AwareDatetime
+    bucket: timedelta
+    bands: HealthBands
+    points: list[StabilityPoint] = Field(description="Buckets present in [start, end), oldest first; gaps are missing buckets")
+    baseline_model_id: str | None
+    baseline_points: list[StabilityPoint] = Field(description="The baseline's buckets over the same window, for overlay")
+
+
+class FleetSummary(WireModel):
+    evaluated_at: AwareDatetime
+    total_models: int
+    counts: dict[Health, dict[Tier, int]] = Field(description="Models by health then tier, every key present")
+    attention: dict[Attention, int]
+    open_incidents: int
+    worst: list[ModelSummary] = Field(description="Models needing attention, worst first (see ModelSort.WORST); healthy ones excluded")
