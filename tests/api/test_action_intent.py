@@ -10,8 +10,8 @@ from fleetdesk.wire import ActionKind, ActionRequest, EscalationTarget
 
 
 def test_each_intent_gets_its_own_key_and_keeps_it() -> None:
-    first = ActionIntent.rollback("m", expected_serving_model_id="m", reason="r")
-    second = ActionIntent.rollback("m", expected_serving_model_id="m", reason="r")
+    first = ActionIntent.of(ActionKind.ROLLBACK, "m", expected_serving_model_id="m", reason="r")
+    second = ActionIntent.of(ActionKind.ROLLBACK, "m", expected_serving_model_id="m", reason="r")
     assert first.idempotency_key != second.idempotency_key
     assert first.model_copy().idempotency_key == first.idempotency_key
     with pytest.raises(ValidationError):
@@ -19,7 +19,7 @@ def test_each_intent_gets_its_own_key_and_keeps_it() -> None:
 
 
 def test_preview_is_a_dry_run_with_a_different_key() -> None:
-    intent = ActionIntent.end_experiment("m", expected_serving_model_id="m", reason="r")
+    intent = ActionIntent.of(ActionKind.END_EXPERIMENT, "m", expected_serving_model_id="m", reason="r")
     preview = intent.as_dry_run()
     assert preview.dry_run and not intent.dry_run
     assert preview.idempotency_key != intent.idempotency_key
@@ -42,11 +42,11 @@ def test_incomplete_intents_are_refused_before_sending(kind: ActionKind, request
 
 
 def test_builders_fill_the_request() -> None:
-    escalate = ActionIntent.escalate("m", reason="upstream broke", target=EscalationTarget.UPSTREAM)
+    escalate = ActionIntent.of(ActionKind.ESCALATE, "m", reason="upstream broke", target=EscalationTarget.UPSTREAM)
     assert escalate.request.target is EscalationTarget.UPSTREAM
-    note = ActionIntent.note("m", "looking at it")
+    note = ActionIntent.of(ActionKind.NOTE, "m", text="looking at it")
     assert note.kind is ActionKind.NOTE and note.request.text == "looking at it"
-    assert ActionIntent.ack("m").request.reason == ""
+    assert ActionIntent.of(ActionKind.ACK, "m").request.reason == ""
 
 
 def test_key_must_be_printable_ascii() -> None:

@@ -46,7 +46,7 @@ async def world(client: FleetdeskClient, model_id: str) -> tuple[object, ...]:
 async def test_rollback_serves_the_baseline_with_one_audit_record_timeline_entry_and_event(connect: Connect) -> None:
     client = await connect(f"oncall:{EXPERIMENT_TEAM}")
     before = await client.model(EXPERIMENT)
-    intent = ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=before.live.serving_model_id,
+    intent = ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=before.live.serving_model_id,
                                    reason="NE regression since 09:00")
     result = await client.perform(intent)
 
@@ -76,64 +76,64 @@ async def test_rollback_serves_the_baseline_with_one_audit_record_timeline_entry
 
 async def test_end_experiment_then_again_is_stale_or_already_ended(connect: Connect) -> None:
     client = await connect("oncall")
-    result = await client.end_experiment(QUIET_EXPERIMENT, expected_serving_model_id=QUIET_EXPERIMENT,
-                                         reason="int8 variant regressed")
+    result = await client.perform(ActionIntent.of(ActionKind.END_EXPERIMENT, QUIET_EXPERIMENT, expected_serving_model_id=QUIET_EXPERIMENT,
+                                         reason="int8 variant regressed"))
     assert result.changes[0].after.experiment_ended and result.traffic_to
     with pytest.raises(StaleState) as stale:
-        await client.end_experiment(QUIET_EXPERIMENT, expected_serving_model_id=QUIET_EXPERIMENT, reason="again")
+        await client.perform(ActionIntent.of(ActionKind.END_EXPERIMENT, QUIET_EXPERIMENT, expected_serving_model_id=QUIET_EXPERIMENT, reason="again"))
     assert stale.value.current is not None and stale.value.current.serving_model_id == result.traffic_to
     with pytest.raises(RuleViolation, match="already ended"):
-        await client.end_experiment(QUIET_EXPERIMENT, expected_serving_model_id=result.traffic_to, reason="again")
+        await client.perform(ActionIntent.of(ActionKind.END_EXPERIMENT, QUIET_EXPERIMENT, expected_serving_model_id=result.traffic_to, reason="again"))
     assert (await client.audit(model_id=QUIET_EXPERIMENT)).total == 1
 
 
 async def test_halt_launch_only_for_a_scale_up_and_only_once(connect: Connect) -> None:
     client = await connect("oncall")
-    result = await client.halt_launch(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="stop the ramp")
+    result = await client.perform(ActionIntent.of(ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="stop the ramp"))
     assert result.changes[0].after.launch_halted
     assert (await client.model(EXPERIMENT)).live.launch_halted
     with pytest.raises(RuleViolation, match="already halted"):
-        await client.halt_launch(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="again")
-    with pytest.raises(RuleViolation, match="only a scale-up"):
-        await client.halt_launch(QUIET_EXPERIMENT, expected_serving_model_id=QUIET_EXPERIMENT, reason="no")
+        await client.perform(ActionIntent.of(ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="again"))
+    with pytest.raises(RuleViolation, match="not scale-up"):
+        await client.perform(ActionIntent.of(ActionKind.HALT_LAUNCH, QUIET_EXPERIMENT, expected_serving_model_id=QUIET_EXPERIMENT, reason="no"))
 
 
 async def test_escalate_pages_the_owner_or_the_upstream_team(connect: Connect) -> None:
     client = await connect("oncall")
-    owner = await client.escalate(NO_BASELINE, reason="tagging CTR dropped")
+    owner = await client.perform(ActionIntent.of(ActionKind.ESCALATE, NO_BASELINE, reason="tagging CTR dropped"))
     assert [p.team for p in owner.pages] == [(await client.model(NO_BASELINE)).model.owner_team]
     assert owner.incident_id is not None  # an escalation without an incident opens one
     assert (await client.incident(owner.incident_id)).state is IncidentState.OPEN
 
-    upstream = await client.escalate(DOWNSTREAM, reason="the foundation model drifts", target=EscalationTarget.UPSTREAM)
+    upstream = await client.perform(ActionIntent.of(ActionKind.ESCALATE, DOWNSTREAM, reason="the foundation model drifts", target=EscalationTarget.UPSTREAM))
     foundation_team = (await client.model(FOUNDATION)).model.owner_team
     assert [(p.team, p.target) for p in upstream.pages] == [(foundation_team, EscalationTarget.UPSTREAM)]
     with pytest.raises(RuleViolation, match="no upstream"):
-        await client.escalate(NO_BASELINE, reason="x", target=EscalationTarget.UPSTREAM)
+        await client.perform(ActionIntent.of(ActionKind.ESCALATE, NO_BASELINE, reason="x", target=EscalationTarget.UPSTREAM))
 
 
 async def test_ack_once_then_already_acknowledged(connect: Connect) -> None:
     client = await connect(f"oncall:{EXPERIMENT_TEAM}")
     incident_id = (await client.model(EXPERIMENT)).open_incident_id
-    result = await client.ack(EXPERIMENT, reason="looking")
+    result = await client.perform(ActionIntent.of(ActionKind.ACK, EXPERIMENT, reason="looking"))
     assert result.incident_id == incident_id
     incident = await client.incident(incident_id or 0)
     assert incident.state is IncidentState.ACKNOWLEDGED and incident.acknowledged_by == f"oncall-{EXPERIMENT_TEAM}"
     admin = await connect("admin")
     with pytest.raises(AlreadyAcknowledged) as again:
-        await admin.ack(EXPERIMENT)
+        await admin.perform(ActionIntent.of(ActionKind.ACK, EXPERIMENT))
     assert again.value.incident is not None and again.value.incident.acknowledged_by == f"oncall-{EXPERIMENT_TEAM}"
     with pytest.raises(RuleViolation, match="no open incident"):
-        await admin.ack(NO_BASELINE)
+        await admin.perform(ActionIntent.of(ActionKind.ACK, NO_BASELINE))
 
 
 async def test_note_goes_to_the_incident_or_to_the_model(connect: Connect) -> None:
     client = await connect("oncall")
-    on_incident = await client.note(EXPERIMENT, "watch-time head looks miscalibrated \x1b[31m")
+    on_incident = await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="watch-time head looks miscalibrated \x1b[31m"))
     assert on_incident.incident_id is not None
     notes = (await client.incident(on_incident.incident_id)).notes
     assert [n.text for n in notes] == ["watch-time head looks miscalibrated \x1b[31m"]  # stored as given
-    on_model = await client.note(NO_BASELINE, "quiet for now")
+    on_model = await client.perform(ActionIntent.of(ActionKind.NOTE, NO_BASELINE, text="quiet for now"))
     assert on_model.incident_id is None
     audit = await client.audit(action=ActionKind.NOTE)
     assert audit.total == 2 and {r.detail["text"] for r in audit.items} == {
@@ -143,23 +143,23 @@ async def test_note_goes_to_the_incident_or_to_the_model(connect: Connect) -> No
 async def test_registry_rules_refuse_impossible_actions(connect: Connect) -> None:
     client = await connect("admin")
     with pytest.raises(RuleViolation) as no_baseline:
-        await client.rollback(NO_BASELINE, expected_serving_model_id=NO_BASELINE, reason="x")
+        await client.perform(ActionIntent.of(ActionKind.ROLLBACK, NO_BASELINE, expected_serving_model_id=NO_BASELINE, reason="x"))
     assert no_baseline.value.problem is not None and no_baseline.value.problem.suggested_action == "escalate"
     assert "escalate" in no_baseline.value.message
     with pytest.raises(RuleViolation, match="not an experiment"):
-        await client.end_experiment(NO_BASELINE, expected_serving_model_id=NO_BASELINE, reason="x")
+        await client.perform(ActionIntent.of(ActionKind.END_EXPERIMENT, NO_BASELINE, expected_serving_model_id=NO_BASELINE, reason="x"))
     assert (await client.audit()).total == 0
 
 
 DRY_RUNS = {
-    ActionKind.ROLLBACK: lambda: ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
-    ActionKind.END_EXPERIMENT: lambda: ActionIntent.end_experiment(
+    ActionKind.ROLLBACK: lambda: ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
+    ActionKind.END_EXPERIMENT: lambda: ActionIntent.of(ActionKind.END_EXPERIMENT, 
         EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
-    ActionKind.HALT_LAUNCH: lambda: ActionIntent.halt_launch(EXPERIMENT, expected_serving_model_id=EXPERIMENT,
+    ActionKind.HALT_LAUNCH: lambda: ActionIntent.of(ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT,
                                                              reason="r"),
-    ActionKind.ESCALATE: lambda: ActionIntent.escalate(NO_BASELINE, reason="r"),
-    ActionKind.ACK: lambda: ActionIntent.ack(EXPERIMENT),
-    ActionKind.NOTE: lambda: ActionIntent.note(EXPERIMENT, "n"),
+    ActionKind.ESCALATE: lambda: ActionIntent.of(ActionKind.ESCALATE, NO_BASELINE, reason="r"),
+    ActionKind.ACK: lambda: ActionIntent.of(ActionKind.ACK, EXPERIMENT),
+    ActionKind.NOTE: lambda: ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="n"),
 }
 
 
@@ -182,7 +182,7 @@ async def test_stale_expected_state_gets_409_with_the_current_state_and_changes_
     client = await connect("oncall")
     before = await world(client, EXPERIMENT)
     with pytest.raises(StaleState) as caught:
-        await client.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT_BASELINE, reason="stale screen")
+        await client.perform(ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT_BASELINE, reason="stale screen"))
     assert caught.value.status == 409
     assert caught.value.current is not None and caught.value.current.serving_model_id == EXPERIMENT
     assert "look again" in caught.value.message
@@ -192,9 +192,9 @@ async def test_stale_expected_state_gets_409_with_the_current_state_and_changes_
 async def test_concurrent_conflicting_actions_exactly_one_wins(connect: Connect) -> None:
     clients = [await connect(who) for who in ("oncall", f"oncall:{EXPERIMENT_TEAM}", "admin", "oncall", "admin")]
     intents = [
-        ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason=f"console {n}")
+        ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason=f"console {n}")
         if n % 2 else
-        ActionIntent.end_experiment(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason=f"console {n}")
+        ActionIntent.of(ActionKind.END_EXPERIMENT, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason=f"console {n}")
         for n in range(len(clients))
     ]
     outcomes = await asyncio.gather(*(c.perform(i) for c, i in zip(clients, intents, strict=True)),
@@ -212,8 +212,8 @@ async def test_concurrent_conflicting_actions_exactly_one_wins(connect: Connect)
 async def test_audit_log_filters_by_model_actor_action_and_time(connect: Connect) -> None:
     team = await connect(f"oncall:{EXPERIMENT_TEAM}")
     admin = await connect("admin")
-    noted = await team.note(EXPERIMENT, "first")
-    escalated = await admin.escalate(NO_BASELINE, reason="second")
+    noted = await team.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="first"))
+    escalated = await admin.perform(ActionIntent.of(ActionKind.ESCALATE, NO_BASELINE, reason="second"))
     now = (await admin.info()).now
 
     everything = await admin.audit()

@@ -22,13 +22,13 @@ def server(shared_server: EmbeddedServer) -> EmbeddedServer:
 
 
 PREVIEWS = {
-    ActionKind.ROLLBACK: ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
-    ActionKind.END_EXPERIMENT: ActionIntent.end_experiment(EXPERIMENT, expected_serving_model_id=EXPERIMENT,
+    ActionKind.ROLLBACK: ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
+    ActionKind.END_EXPERIMENT: ActionIntent.of(ActionKind.END_EXPERIMENT, EXPERIMENT, expected_serving_model_id=EXPERIMENT,
                                                            reason="r"),
-    ActionKind.HALT_LAUNCH: ActionIntent.halt_launch(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
-    ActionKind.ESCALATE: ActionIntent.escalate(EXPERIMENT, reason="r"),
-    ActionKind.ACK: ActionIntent.ack(EXPERIMENT),
-    ActionKind.NOTE: ActionIntent.note(EXPERIMENT, "n"),
+    ActionKind.HALT_LAUNCH: ActionIntent.of(ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
+    ActionKind.ESCALATE: ActionIntent.of(ActionKind.ESCALATE, EXPERIMENT, reason="r"),
+    ActionKind.ACK: ActionIntent.of(ActionKind.ACK, EXPERIMENT),
+    ActionKind.NOTE: ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="n"),
 }
 OWN = f"act:{EXPERIMENT_TEAM}"
 # who -> the permission each action lacks (None: allowed)

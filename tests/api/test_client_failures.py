@@ -30,6 +30,7 @@ from fleetdesk.client import (
 )
 
 from .rawserver import Handler, RawRequest, RawServer, answer, response
+from fleetdesk.wire import ActionKind
 
 SECRET = "fd_TOPSECRET_4242_token"
 TOKEN = SecretStr(SECRET)
@@ -43,7 +44,7 @@ def client_for(url: str, **kwargs: object) -> FleetdeskClient:
 
 
 def rollback() -> ActionIntent:
-    return ActionIntent.rollback("ig_feed_x", expected_serving_model_id="ig_feed_x", reason="test")
+    return ActionIntent.of(ActionKind.ROLLBACK, "ig_feed_x", expected_serving_model_id="ig_feed_x", reason="test")
 
 
 def assert_no_token(error: BaseException) -> None:

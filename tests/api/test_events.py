@@ -20,6 +20,8 @@ from fleetdesk.wire import ActionEventData, EventType, IncidentEventData
 
 from .conftest import EXPERIMENT, Connect
 from .transports import BlockStream, CutStream
+from fleetdesk.client import ActionIntent
+from fleetdesk.wire import ActionKind
 
 QUICK = EventStreamPolicy(reconnect_base=0.01, reconnect_max=0.05, poll_interval=0.05)
 WAIT = 10
@@ -55,7 +57,7 @@ async def test_live_stream_delivers_an_action_as_typed_events(connect: Connect) 
     try:
         first = await next_update(feed, ConnectionUpdate)
         assert isinstance(first, ConnectionUpdate) and first.state is ConnectionState.LIVE
-        result = await actor.note(EXPERIMENT, "from the stream test")
+        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="from the stream test"))
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
@@ -72,7 +74,7 @@ async def test_live_stream_delivers_an_action_as_typed_events(connect: Connect) 
 async def test_resume_with_last_event_id_gets_exactly_what_was_missed(connect: Connect) -> None:
     client = await connect("admin", stream=QUICK)
     start = await newest_id(client)
-    missed = [await client.note(EXPERIMENT, f"while away {n}") for n in range(3)]
+    missed = [await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text=f"while away {n}")) for n in range(3)]
     expected = [e.id for e in (await client.event_log(after=start)).items]
     assert len(expected) >= 3
 
@@ -94,7 +96,7 @@ async def test_a_dropped_stream_resumes_after_the_last_event_without_gaps_or_rep
     try:
         assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.LIVE  # type: ignore[union-attr]
         for n in range(3):
-            await client.note(EXPERIMENT, f"note {n}")
+            await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text=f"note {n}"))
         expected = [e.id for e in (await client.event_log(after=start)).items]
         seen = await collect_until(feed, expected[-1])
     finally:
@@ -116,7 +118,7 @@ async def test_without_a_stream_the_feed_polls_the_event_log(connect: Connect) -
         status = await next_update(feed, ConnectionUpdate)
         assert isinstance(status, ConnectionUpdate) and status.state is ConnectionState.POLLING
         assert "no event stream" in status.detail
-        result = await actor.note(EXPERIMENT, "seen by polling")
+        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="seen by polling"))
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
@@ -144,7 +146,7 @@ async def test_polling_feed_returns_to_the_stream_once_it_is_back(connect: Conne
         proxy.blocking = False
         back = await next_update(feed, ConnectionUpdate)
         assert isinstance(back, ConnectionUpdate) and back.state is ConnectionState.LIVE
-        result = await actor.note(EXPERIMENT, "seen live again")
+        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="seen live again"))
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
@@ -161,7 +163,7 @@ async def test_a_stream_dropped_before_any_event_resumes_where_it_started(connec
         assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.LIVE  # type: ignore[union-attr]
         assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.RECONNECTING  # type: ignore[union-attr]
         # While the feed is away, something happens: it must not be lost on reconnect.
-        result = await actor.note(EXPERIMENT, "while reconnecting")
+        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="while reconnecting"))
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()

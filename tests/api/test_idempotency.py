@@ -23,6 +23,7 @@ from fleetdesk.wire import ActionRequest, IngestBucket, Page, ProblemType
 
 from .conftest import EXPERIMENT, NO_BASELINE, Connect
 from .transports import LoseResponses, Recording
+from fleetdesk.wire import ActionKind
 
 ONE_TRY = RetryPolicy(attempts=1)
 
@@ -42,7 +43,7 @@ async def test_missing_key_is_400_and_changes_nothing(server: EmbeddedServer, co
 async def test_replay_returns_the_stored_result_and_changes_once(connect: Connect) -> None:
     wire = Recording()
     client = await connect("oncall", transport=wire)
-    intent = ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="replay me")
+    intent = ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="replay me")
     first = await client.perform(intent)
     # Sent again (the console's retry), the same intent does not meet the moved state: it gets the stored answer.
     second = await client.perform(intent)
@@ -55,7 +56,7 @@ async def test_replay_returns_the_stored_result_and_changes_once(connect: Connec
 
 async def test_same_key_with_a_different_body_is_refused(connect: Connect) -> None:
     client = await connect("oncall")
-    first = ActionIntent.note(EXPERIMENT, "first words")
+    first = ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="first words")
     await client.perform(first)
     altered = ActionIntent(kind=first.kind, model_id=first.model_id, request=ActionRequest(text="other words"),
                            idempotency_key=first.idempotency_key)
@@ -70,7 +71,7 @@ async def test_same_key_with_a_different_body_is_refused(connect: Connect) -> No
 async def test_lost_response_is_retried_with_the_same_key_and_the_action_happens_once(connect: Connect) -> None:
     network = LoseResponses(1)
     client = await connect("oncall", transport=network)
-    intent = ActionIntent.end_experiment(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="lost answer")
+    intent = ActionIntent.of(ActionKind.END_EXPERIMENT, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="lost answer")
     result = await client.perform(intent)  # first answer lost, as after a client timeout; retried inside
 
     assert [r.headers["idempotency-key"] for r in network.lost] == [intent.idempotency_key]
@@ -82,7 +83,7 @@ async def test_lost_response_is_retried_with_the_same_key_and_the_action_happens
 
 
 async def test_not_confirmed_then_performing_the_same_intent_again_is_safe(connect: Connect) -> None:
-    intent = ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="flaky network")
+    intent = ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="flaky network")
     flaky = await connect("oncall", transport=LoseResponses(10), retry=RetryPolicy(attempts=2, base_delay=0.01,
                                                                                    max_delay=0.01))
     with pytest.raises(NotConfirmed) as caught:
@@ -121,7 +122,7 @@ async def test_in_progress_key_is_409_and_a_retrying_client_gets_the_result_once
     paging = GatedPaging()
     server = server_factory(paging=paging)
     try:
-        intent = ActionIntent.escalate(NO_BASELINE, reason="pages are slow today")
+        intent = ActionIntent.of(ActionKind.ESCALATE, NO_BASELINE, reason="pages are slow today")
         first = await connect("oncall", url=server.url, token=server.oncall_token)
         running = asyncio.create_task(first.perform(intent))
         await asyncio.wait_for(asyncio.to_thread(paging.entered.wait, 10), 15)

@@ -36,6 +36,7 @@ from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, Page
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.store import Store
 from fleetdesk.wire import AccessRole
+from fleetdesk.wire import ActionKind
 
 CLIENTS = 50
 ACTIONS_PER_CLIENT = 10
@@ -82,7 +83,7 @@ async def through_client(url: str, token: str, models: list[str]) -> tuple[list[
         def sender(client: FleetdeskClient) -> Send:
             async def send(index: int, round_: int) -> object:
                 model_id = models[(index + round_) % len(models)]
-                return await client.perform(ActionIntent.note(model_id, f"client {index}/{round_}"))
+                return await client.perform(ActionIntent.of(ActionKind.NOTE, model_id, text=f"client {index}/{round_}"))
             return send
 
         return await load([sender(client) for client in clients])

@@ -27,7 +27,6 @@ import asyncio
 import os
 import random
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys

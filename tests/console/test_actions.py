@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import httpx
 import pytest
 from console_helpers import TIER0_BASELINE, TIER1_EXPERIMENT, TIER2_EXPERIMENT, make_app, screen_text, wait_for
 from network import HoldingProxy
@@ -128,9 +131,9 @@ async def test_escape_and_cancel_send_nothing(server):
 async def test_keys_that_do_not_apply_are_disabled_with_a_reason(server):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         screen = await open_model(pilot, TIER0_BASELINE)
-        assert screen.disabled_reason("rollback") == "no baseline: escalate instead"
-        assert screen.disabled_reason("end_experiment") == "a baseline, not an experiment"
-        assert "not scale-up" in (screen.disabled_reason("halt_launch") or "")
+        assert screen.why_not(ActionKind.ROLLBACK) == "no baseline: escalate instead"
+        assert screen.why_not(ActionKind.END_EXPERIMENT) == "a baseline, not an experiment: nothing to end"
+        assert "not scale-up" in (screen.why_not(ActionKind.HALT_LAUNCH) or "")
         keys = screen.active_bindings
         assert not keys["r"].enabled and keys["x"].enabled
         # The bar shows the same: rollback dimmed, escalate bright (updated in place on load).
@@ -174,7 +177,7 @@ async def end_experiment_after_someone_rolled_it_back(pilot, server) -> ModelScr
     await pilot.press("e")
     await dialog(pilot)
     async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
-        await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
+        await other.perform(ActionIntent.of(ActionKind.ROLLBACK, TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
                                                   reason="other on-call"))
     await pilot.press("y")
     await finished(pilot, screen, ActionKind.END_EXPERIMENT)
@@ -214,16 +217,16 @@ async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(serv
             proxy.hold()
             await pilot.press("y")
             await wait_for(pilot, lambda: proxy.held > 0, "the rollback to reach the server")
-            assert screen.disabled_reason("rollback") == "rollback in flight"
+            assert screen.why_not(ActionKind.ROLLBACK) == "rollback in flight"
             assert not screen.active_bindings["r"].enabled
             assert "rollback in flight" in status(screen)
-            assert screen.disabled_reason("escalate") is None  # other keys still work
+            assert screen.why_not(ActionKind.ESCALATE) is None  # other keys still work
             await finished(pilot, screen, ActionKind.ROLLBACK)
             assert "not confirmed: check audit log before retrying" in status(screen), status(screen)
             first = screen.unconfirmed[ActionKind.ROLLBACK]
             proxy.release()
             # It did happen on the server; retrying sends the same key and gets the stored result.
-            assert screen.disabled_reason("rollback") is None  # a retry is always allowed
+            assert screen.why_not(ActionKind.ROLLBACK) is None  # a retry is always allowed
             await pilot.press("r")
             confirm = await dialog(pilot)
             assert confirm.retry_of == first.idempotency_key
@@ -235,3 +238,44 @@ async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(serv
             assert await audit_actions(server, TIER2_EXPERIMENT) == ["rollback"]
     finally:
         await proxy.stop()
+
+
+class RuledOut(httpx.AsyncBaseTransport):
+    """Passes everything to the real server, but its model details rule escalation out, with a reason of
+    the server's own that no console rule could produce: whatever the console shows must come from here."""
+
+    REASON = "change freeze until 06:00: page the incident commander instead"
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        parts = request.url.path.split("/")
+        if request.method != "GET" or len(parts) != 4 or parts[:3] != ["", "v1", "models"]:
+            return response
+        body = json.loads(await response.aread())
+        for option in body["actions"]:
+            if option["kind"] == "escalate":
+                option.update(available=False, reason=self.REASON)
+        return httpx.Response(response.status_code, headers={"content-type": "application/json"}, json=body)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_the_console_shows_exactly_what_the_server_says_about_each_key(server):
+    app = make_app(server)
+    app.client = FleetdeskClient(server.url, SecretStr(server.oncall_token), transport=RuledOut())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_model(pilot, TIER2_EXPERIMENT)
+        assert screen.detail is not None
+        for option in screen.detail.actions:
+            assert screen.why_not(option.kind) == (None if option.available else option.reason)
+        assert screen.why_not(ActionKind.ESCALATE) == RuledOut.REASON
+        assert not screen.active_bindings["x"].enabled
+        await pilot.press("x")
+        assert pilot.app.screen is screen  # nothing asked, nothing sent
+        await pilot.press("question_mark")
+        assert f"disabled: {RuledOut.REASON[:40]}" in " ".join(screen_text(pilot.app).split())  # cut at the width
+    assert await audit_actions(server, TIER2_EXPERIMENT) == []

@@ -17,6 +17,7 @@ from fleetdesk.wire import Attention, Tier, Window
 
 from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
 from network import HoldingProxy
+from fleetdesk.wire import ActionKind
 
 
 def table(app) -> FleetTable:
@@ -160,7 +161,7 @@ async def test_a_model_opened_while_someone_acts_shows_what_they_did(server):
             await pilot.press("enter")
             await wait_for(pilot, lambda: proxy.held > 0, "the model view's reads to reach the server")
             async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
-                await other.perform(ActionIntent.rollback(TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
+                await other.perform(ActionIntent.of(ActionKind.ROLLBACK, TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
                                                           reason="other on-call"))
             await wait_for(pilot, lambda: pilot.app._live_while_opening, "the rollback's live event")
             proxy.release()

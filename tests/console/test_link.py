@@ -15,6 +15,7 @@ from fleetdesk.server.backend import Backend as ServerBackend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.embedded import start_embedded
 from fleetdesk.server.runner import BackgroundServer, bind
+from fleetdesk.wire import ActionKind
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -35,7 +36,7 @@ async def test_server_stopped_and_restarted(tmp_path):
             text = screen_text(app)
             assert "disconnected since" in text and "data stale" in text
             assert TIER2_EXPERIMENT in text  # the last data stays on screen
-            assert screen.disabled_reason("escalate") == "disconnected: actions wait for the server"
+            assert screen.why_not(ActionKind.ESCALATE) == "disconnected: actions wait for the server"
             assert not screen.active_bindings["x"].enabled
             # Same port, same database: the console finds it again by itself.
             backend = ServerBackend.open(db, "small", Clock(NOW))
@@ -43,7 +44,7 @@ async def test_server_stopped_and_restarted(tmp_path):
             await asyncio.to_thread(second.start)
             await wait_for(pilot, lambda: app.link.connected, "the reconnect", deadline=40)
             await wait_for(pilot, lambda: "live" in screen_text(app), "live again")
-            assert screen.disabled_reason("escalate") is None
+            assert screen.why_not(ActionKind.ESCALATE) is None
     finally:
         if second is not None:
             await asyncio.to_thread(second.stop)
@@ -55,7 +56,7 @@ async def test_hostile_model_text_shows_literally(server):
 
     note = "[bold red]boom[/] \x1b[2J\u202eevil"
     async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
-        await client.perform(ActionIntent.note(TIER2_EXPERIMENT, note))
+        await client.perform(ActionIntent.of(ActionKind.NOTE, TIER2_EXPERIMENT, text=note))
     async with make_app(server).run_test(size=(160, 50)) as pilot:
         screen = ModelScreen(TIER2_EXPERIMENT)
         await pilot.app.push_screen(screen)

@@ -14,6 +14,7 @@ from textual._compositor import ChopsUpdate
 from textual.strip import Strip
 
 from fleetdesk.console import textual_seam as terminal_writer
+from fleetdesk.wire import ActionKind
 
 MARK = Style(color="red", bold=True)
 assert terminal_writer.install().complete
@@ -137,7 +138,7 @@ def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server
             now = (await client.info()).now
             for hour in range(1, 7):  # buckets close, budgets and burn rates move, notes arrive
                 await client.set_clock(now + timedelta(hours=hour))
-                await client.perform(ActionIntent.note(TIER2_EXPERIMENT, f"update {hour}"))
+                await client.perform(ActionIntent.of(ActionKind.NOTE, TIER2_EXPERIMENT, text=f"update {hour}"))
                 await asyncio.sleep(0.3)
 
     (tmp_path / "a").mkdir()

@@ -15,6 +15,8 @@ from fleetdesk.drills.session import DrillRun, save_scorecard
 from fleetdesk.drills.scoring import to_markdown
 from fleetdesk.server.embedded import start_embedded
 from fleetdesk.wire import EscalationTarget
+from fleetdesk.client import ActionIntent
+from fleetdesk.wire import ActionKind
 
 X2 = "ig_feed_late-stage_mtml.x2-long-history"
 
@@ -35,9 +37,9 @@ async def test_slow_ack_wrong_escalation_and_the_time_limit_are_graded(tmp_path:
             async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as oncall:
                 async with asyncio.timeout(10):
                     await run.paged.wait()
-                await oncall.ack(X2)
-                await oncall.escalate(X2, reason="blame upstream", target=EscalationTarget.UPSTREAM)
-                await oncall.note(X2, "looking at the baseline overlay")
+                await oncall.perform(ActionIntent.of(ActionKind.ACK, X2))
+                await oncall.perform(ActionIntent.of(ActionKind.ESCALATE, X2, reason="blame upstream", target=EscalationTarget.UPSTREAM))
+                await oncall.perform(ActionIntent.of(ActionKind.NOTE, X2, text="looking at the baseline overlay"))
                 await run.wait()
                 card = await run.scorecard()
         finally:

@@ -158,7 +158,7 @@ def test_references_are_checked_against_the_fleet(tmp_path: Path) -> None:
     assert found["start"] == "must fall on a bucket boundary (1:00:00 buckets)"
     assert "unknown model 'ig_feed_late-stage_mtml.x2-long-histroy'" in found["injections[0].model_id"]
     assert "did you mean: ig_feed_late-stage_mtml.x2-long-history" in found["injections[0].model_id"]
-    assert found["responses[0].any_of[0].action"] == "ig_feed_late-stage_mtml.v41 is a baseline, not an experiment"
+    assert found["responses[0].any_of[0].action"] == "ig_feed_late-stage_mtml.v41: a baseline, not an experiment: nothing to end"
     assert found["wrong[0].match.team"] == "no team 'nobody' owns a model in the fleet"
     assert found["incidents[0].model_id"].startswith("unknown model 'm'")
 

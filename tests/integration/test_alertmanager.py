@@ -26,6 +26,7 @@ from fleetdesk.server.integrations.outbox import RetryBackoff
 from fleetdesk.wire import ActionKind
 
 from .processes import Daemon, alertmanager
+from fleetdesk.client import ActionIntent
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +76,7 @@ async def test_escalation_arrives_with_identity_labels_deduplicates_and_resolves
 ) -> None:
     model = paged_server.backend.registry.get(STABLE_TIER1)
     async with client_for(paged_server) as client:
-        first = await client.escalate(model.id, reason="NE up 8% since the 14:00 push")
+        first = await client.perform(ActionIntent.of(ActionKind.ESCALATE, model.id, reason="NE up 8% since the 14:00 push"))
         assert first.pages and first.pages[0].delivered_via == "alertmanager"
         alerts = await eventually(lambda: escalation_alerts(alertmanager_daemon.url, model.id), "the alert")
         assert len(alerts) == 1
@@ -91,7 +92,7 @@ async def test_escalation_arrives_with_identity_labels_deduplicates_and_resolves
         assert annotations["incident"] == str(first.incident_id)
         assert alert["generatorURL"] == f"{paged_server.url}/v1/models/{model.id}"
 
-        await client.escalate(model.id, reason="still climbing")
+        await client.perform(ActionIntent.of(ActionKind.ESCALATE, model.id, reason="still climbing"))
         fingerprint = alert["fingerprint"]
 
         async def updated() -> list[dict[str, Any]] | None:
@@ -126,7 +127,7 @@ async def test_alertmanager_down_failure_on_incident_then_retry_delivers(
     attach_paging(small_server.backend, target)
     try:
         async with client_for(small_server) as client:
-            result = await client.escalate(TIER4, reason="tagging NE regression, owner unreachable on chat")
+            result = await client.perform(ActionIntent.of(ActionKind.ESCALATE, TIER4, reason="tagging NE regression, owner unreachable on chat"))
             assert result.incident_id is not None
             detail = await client.incident(result.incident_id)
             failures = [entry for entry in detail.timeline if entry.kind == "page_failed"]
@@ -190,7 +191,7 @@ async def test_a_page_queued_when_the_server_stopped_is_delivered_by_the_next_ru
     first_run = AlertmanagerTarget(daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2)
     attach_paging(small_server.backend, first_run)
     async with client_for(small_server) as client:
-        await client.escalate(TIER4, reason="queued across a restart")
+        await client.perform(ActionIntent.of(ActionKind.ESCALATE, TIER4, reason="queued across a restart"))
     first_run.close()  # the server stops with the page still queued in its database
     assert len(first_run.outbox.pending()) == 1
     daemon.start()

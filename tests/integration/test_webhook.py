@@ -19,6 +19,8 @@ from fleetdesk.server import incidents
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.integrations.options import attach_paging
 from fleetdesk.server.integrations.outbox import RetryBackoff
+from fleetdesk.client import ActionIntent
+from fleetdesk.wire import ActionKind
 from fleetdesk.server.integrations.webhook import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -87,7 +89,7 @@ async def test_webhook_pages_and_resolves_are_signed_and_a_refused_one_is_retrie
     try:
         async with FleetdeskClient(small_server.url, SecretStr(small_server.oncall_token),
                                    retry=RetryPolicy(attempts=1)) as client:
-            result = await client.escalate(MODEL, reason="calibration 1.3 and rising")
+            result = await client.perform(ActionIntent.of(ActionKind.ESCALATE, MODEL, reason="calibration 1.3 and rising"))
         tries = [receiver.next(), receiver.next()]
         # The model is stable, so its incident resolves when checked; the receiver then hears "resolve".
         assert result.incident_id is not None

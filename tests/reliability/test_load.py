@@ -26,6 +26,7 @@ from fleetdesk.client import (
 )
 
 from .serve_process import ServeProcess, admin_token, free_port
+from fleetdesk.wire import ActionKind
 
 CLIENTS = 50
 SECONDS = 5.0
@@ -42,13 +43,13 @@ def _intent(rng: random.Random, n: int) -> ActionIntent:
     choice = rng.randrange(4)
     if choice == 0:
         model = rng.choice(EXPERIMENTS)  # every client believes the experiment still serves: one wins
-        maker = rng.choice([ActionIntent.rollback, ActionIntent.end_experiment])
-        return maker(model, expected_serving_model_id=model, reason=f"load {n}")
+        kind = rng.choice([ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT])
+        return ActionIntent.of(kind, model, expected_serving_model_id=model, reason=f"load {n}")
     if choice == 1:
-        return ActionIntent.ack(rng.choice(PAGING), reason=f"load {n}")
+        return ActionIntent.of(ActionKind.ACK, rng.choice(PAGING), reason=f"load {n}")
     if choice == 2:
-        return ActionIntent.escalate(rng.choice(PAGING), reason=f"load {n}")
-    return ActionIntent.note(rng.choice(ANY), f"load {n}")
+        return ActionIntent.of(ActionKind.ESCALATE, rng.choice(PAGING), reason=f"load {n}")
+    return ActionIntent.of(ActionKind.NOTE, rng.choice(ANY), text=f"load {n}")
 
 
 async def test_fifty_clients_mixed_reads_and_actions(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from fleetdesk.client import (
 from fleetdesk.wire import ActionEventData
 
 from .serve_process import ServeProcess, admin_token, free_port
+from fleetdesk.wire import ActionKind
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 TIMEOUTS = ClientTimeouts(connect=1, read=5, write=5, pool=2, deadline=3, stream_idle=30)
@@ -98,7 +99,7 @@ async def test_killed_and_restarted_server_under_live_feed_and_in_flight_actions
             async def sender(worker: int) -> None:
                 # Sends until the server dies under it, so each sender ends with one intent it could not confirm.
                 for n in range(MAX_PER_SENDER):
-                    intent = ActionIntent.note(MODEL, f"note {worker}.{n}")
+                    intent = ActionIntent.of(ActionKind.NOTE, MODEL, text=f"note {worker}.{n}")
                     intents.append(intent)
                     try:
                         await client.perform(intent)

@@ -17,6 +17,7 @@ from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, NotC
 from fleetdesk.server.embedded import EmbeddedServer
 
 from .delay_proxy import DelayProxy
+from fleetdesk.wire import ActionKind
 
 MODEL = "ig_feed_late-stage_mtml.x1-watch-time"
 DEADLINE = 1.0
@@ -34,7 +35,7 @@ async def test_answers_past_the_deadline_are_not_confirmed_and_a_retry_applies_o
             await client.fleet_summary()
         # Slack for a loaded box; a call that waited for the held answer would take the proxy's 5 deadlines.
         assert time.monotonic() - started < 3 * DEADLINE, "a read outlived its deadline"
-        intent = ActionIntent.escalate(MODEL, reason="pager is slow tonight")
+        intent = ActionIntent.of(ActionKind.ESCALATE, MODEL, reason="pager is slow tonight")
         started = time.monotonic()
         with pytest.raises(NotConfirmed) as caught:
             await client.perform(intent)

@@ -25,6 +25,8 @@ from fleetdesk.wire import AccessRole
 from reliability.serve_process import ServeProcess, free_port  # tests/ is on sys.path (rootdir-relative packages)
 
 from .pty_console import PtyConsole
+from fleetdesk.client import ActionIntent
+from fleetdesk.wire import ActionKind
 
 MODEL = "ig_feed_late-stage_mtml.x1-watch-time"
 
@@ -76,7 +78,7 @@ async def test_one_scenario_leaves_the_token_in_no_artifact(tmp_path: Path, capl
         caplog.set_level(logging.DEBUG)
         async with FleetdeskClient(server.url, SecretStr(token)) as client:
             artifacts["client repr"] = repr(client).encode()
-            await client.note(MODEL, "handed over")
+            await client.perform(ActionIntent.of(ActionKind.NOTE, MODEL, text="handed over"))
             revoked = _cli("token", "revoke", "--db", str(db), "--token-stdin", env=env, stdin=token + "\n")
             assert revoked.returncode == 0, revoked.stderr
             with pytest.raises(Unauthorized) as caught:

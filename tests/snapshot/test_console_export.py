@@ -20,6 +20,7 @@ from fleetdesk.console.snapshot.app import SnapshotConsole
 from fleetdesk.snapshot.redact import encodings
 from fleetdesk.snapshot.reopen import load_snapshot
 from fleetdesk.wire import Window
+from fleetdesk.wire import ActionKind
 
 EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"
 DEADLINE = 30.0
@@ -43,8 +44,8 @@ async def _wait_for(pilot: Pilot, condition: Callable[[], object], what: str) ->
 
 async def _note(server: EmbeddedServer, text: str) -> None:
     async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
-        await client.perform(ActionIntent.ack(EXPERIMENT, reason="looking"))
-        await client.perform(ActionIntent.note(EXPERIMENT, text))
+        await client.perform(ActionIntent.of(ActionKind.ACK, EXPERIMENT, reason="looking"))
+        await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text=text))
 
 
 async def _export_model_screen(server: EmbeddedServer, folder: Path) -> Path:

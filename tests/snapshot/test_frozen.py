@@ -36,7 +36,7 @@ async def test_reads_outside_the_snapshot_say_so_and_actions_are_refused() -> No
     with pytest.raises(NotFound, match="incident 99 is not in this snapshot"):
         await client.incident(99)
     with pytest.raises(Forbidden, match="read-only snapshot"):
-        await client.perform(ActionIntent.ack(factory.MODEL_ID))
+        await client.perform(ActionIntent.of(ActionKind.ACK, factory.MODEL_ID))
     assert (await client.incidents(state=IncidentState.OPEN)).total == 0
     assert (await client.incidents(state=IncidentState.ACKNOWLEDGED)).items[0].id == 7
     assert [r.id for r in (await client.audit(action=ActionKind.NOTE)).items] == [2]

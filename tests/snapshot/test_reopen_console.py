@@ -21,6 +21,7 @@ from fleetdesk.snapshot.export import capture, write_bundle
 from fleetdesk.snapshot.redact import Redactor
 from fleetdesk.snapshot.reopen import load_snapshot
 from fleetdesk.wire import Window
+from fleetdesk.wire import ActionKind
 
 EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"
 DEADLINE = 20.0
@@ -52,10 +53,10 @@ async def _exported(server: EmbeddedServer, out: Path) -> Path:
     """A handoff after real actions, written and read back through the file."""
     token = SecretStr(server.oncall_token)
     async with FleetdeskClient(server.url, token) as client:
-        await client.perform(ActionIntent.ack(EXPERIMENT, reason="looking"))
-        await client.perform(ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT,
+        await client.perform(ActionIntent.of(ActionKind.ACK, EXPERIMENT, reason="looking"))
+        await client.perform(ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT,
                                                    reason="NE regression since the x1 launch"))
-        await client.perform(ActionIntent.note(EXPERIMENT, "next: escalate upstream if NE stays high"))
+        await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="next: escalate upstream if NE stays high"))
         snapshot = await capture(client, server.url, EXPERIMENT, windows=list(Window))
     return write_bundle(snapshot, Redactor([server.oncall_token]), out).json
 
@@ -113,10 +114,10 @@ async def test_snapshot_of_a_live_drill_reopens_to_the_same_screen(server_factor
         else:
             raise AssertionError("the drill never paged")
     async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as oncall:
-        await oncall.perform(ActionIntent.ack(model_id, reason="drill"))
-        await oncall.perform(ActionIntent.halt_launch(model_id, expected_serving_model_id=model_id,
+        await oncall.perform(ActionIntent.of(ActionKind.ACK, model_id, reason="drill"))
+        await oncall.perform(ActionIntent.of(ActionKind.HALT_LAUNCH, model_id, expected_serving_model_id=model_id,
                                                       reason="NE regression in scale-up"))
-        await oncall.perform(ActionIntent.note(model_id, "next: watch NE for two buckets, then decide rollback"))
+        await oncall.perform(ActionIntent.of(ActionKind.NOTE, model_id, text="next: watch NE for two buckets, then decide rollback"))
         snapshot = await capture(oncall, server.url, model_id, windows=list(Window))
     json_file = write_bundle(snapshot, Redactor([server.oncall_token]), tmp_path / "out").json
     live_lines, frozen_lines = await _live_and_reopened(server, json_file, model_id)

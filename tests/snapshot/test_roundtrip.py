@@ -26,13 +26,13 @@ async def _triage(server: EmbeddedServer) -> str:
     """What an on-call engineer does before handing over: ack, roll back, leave notes (one with secrets)."""
     token = server.oncall_token
     async with FleetdeskClient(server.url, SecretStr(token)) as client:
-        await client.perform(ActionIntent.ack(EXPERIMENT, reason="looking"))
-        await client.perform(ActionIntent.rollback(EXPERIMENT, expected_serving_model_id=EXPERIMENT,
+        await client.perform(ActionIntent.of(ActionKind.ACK, EXPERIMENT, reason="looking"))
+        await client.perform(ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT,
                                                    reason="NE regression since the x1 launch"))
-        await client.perform(ActionIntent.note(EXPERIMENT, "next: if NE stays high after rollback, escalate upstream"))
+        await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="next: if NE stays high after rollback, escalate upstream"))
         leaky = (f"debug: curl -H 'Authorization: Bearer {token}' http://svc:pw-4321@grafana.internal/d "
                  f"b64={base64.b64encode(token.encode()).decode()} customer CUST-778899")
-        await client.perform(ActionIntent.note(EXPERIMENT, leaky))
+        await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text=leaky))
     return token
 
 

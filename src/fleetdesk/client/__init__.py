@@ -3,7 +3,7 @@
     token = load_token()                       # $FLEETDESK_TOKEN or a 0600 file
     async with FleetdeskClient(url, token, timeouts=ClientTimeouts()) as client:
         summary = await client.fleet_summary()
-        intent = ActionIntent.rollback(model_id, expected_serving_model_id=model_id, reason="NE regression")
+        intent = ActionIntent.of(ActionKind.ROLLBACK, model_id, expected_serving_model_id=model_id, reason="NE regression")
         preview = await client.perform(intent.as_dry_run())
         result = await client.perform(intent)  # after NotConfirmed, perform(intent) again: same key
         async for update in client.events():   # EventUpdate | ConnectionUpdate

@@ -26,7 +26,6 @@ from fleetdesk.wire import (
     ActionResult,
     AuditPage,
     ClockUpdate,
-    EscalationTarget,
     EventPage,
     FleetSummary,
     IncidentDetail,
@@ -229,37 +228,6 @@ class FleetdeskClient:
             what=intent.describe(),
         )
         return await self._run(call)
-
-    async def rollback(self, model_id: str, *, expected_serving_model_id: str, reason: str,
-                       dry_run: bool = False) -> ActionResult:
-        """Serve the baseline instead of ``model_id`` (one intent; retried safely inside the deadline)."""
-        return await self.perform(ActionIntent.rollback(
-            model_id, expected_serving_model_id=expected_serving_model_id, reason=reason, dry_run=dry_run))
-
-    async def end_experiment(self, model_id: str, *, expected_serving_model_id: str, reason: str,
-                             dry_run: bool = False) -> ActionResult:
-        """Stop traffic to an experiment; it goes back to its baseline."""
-        return await self.perform(ActionIntent.end_experiment(
-            model_id, expected_serving_model_id=expected_serving_model_id, reason=reason, dry_run=dry_run))
-
-    async def halt_launch(self, model_id: str, *, expected_serving_model_id: str, reason: str,
-                          dry_run: bool = False) -> ActionResult:
-        """Freeze a scale-up where it is."""
-        return await self.perform(ActionIntent.halt_launch(
-            model_id, expected_serving_model_id=expected_serving_model_id, reason=reason, dry_run=dry_run))
-
-    async def escalate(self, model_id: str, *, reason: str, target: EscalationTarget = EscalationTarget.OWNER,
-                       dry_run: bool = False) -> ActionResult:
-        """Page the owning team, or the teams of the direct upstream models."""
-        return await self.perform(ActionIntent.escalate(model_id, reason=reason, target=target, dry_run=dry_run))
-
-    async def ack(self, model_id: str, *, reason: str = "", dry_run: bool = False) -> ActionResult:
-        """Acknowledge the model's open incident."""
-        return await self.perform(ActionIntent.ack(model_id, reason=reason, dry_run=dry_run))
-
-    async def note(self, model_id: str, text: str, *, dry_run: bool = False) -> ActionResult:
-        """Attach a note to the model's incident, or to the model."""
-        return await self.perform(ActionIntent.note(model_id, text, dry_run=dry_run))
 
     async def ingest(self, buckets: list[IngestBucket], *, idempotency_key: str | None = None) -> IngestResult:
         """Store closed metric buckets (admin); idempotent per model and bucket."""

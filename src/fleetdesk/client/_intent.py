@@ -13,7 +13,7 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from fleetdesk.wire import ActionKind, ActionRequest, EscalationTarget
+from fleetdesk.wire import ActionKind, ActionRequest
 
 
 def new_idempotency_key() -> str:
@@ -41,45 +41,10 @@ class ActionIntent(BaseModel):
         return self
 
     @classmethod
-    def rollback(cls, model_id: str, *, expected_serving_model_id: str, reason: str,
-                 dry_run: bool = False) -> ActionIntent:
-        """Serve the baseline instead of ``model_id``."""
-        return cls._make(ActionKind.ROLLBACK, model_id, reason=reason, dry_run=dry_run,
-                         expected_serving_model_id=expected_serving_model_id)
-
-    @classmethod
-    def end_experiment(cls, model_id: str, *, expected_serving_model_id: str, reason: str,
-                       dry_run: bool = False) -> ActionIntent:
-        """Stop traffic to an experiment; it goes back to the baseline."""
-        return cls._make(ActionKind.END_EXPERIMENT, model_id, reason=reason, dry_run=dry_run,
-                         expected_serving_model_id=expected_serving_model_id)
-
-    @classmethod
-    def halt_launch(cls, model_id: str, *, expected_serving_model_id: str, reason: str,
-                    dry_run: bool = False) -> ActionIntent:
-        """Freeze a scale-up where it is."""
-        return cls._make(ActionKind.HALT_LAUNCH, model_id, reason=reason, dry_run=dry_run,
-                         expected_serving_model_id=expected_serving_model_id)
-
-    @classmethod
-    def escalate(cls, model_id: str, *, reason: str, target: EscalationTarget = EscalationTarget.OWNER,
-                 dry_run: bool = False) -> ActionIntent:
-        """Page the owning team, or each direct upstream model's team."""
-        return cls._make(ActionKind.ESCALATE, model_id, reason=reason, dry_run=dry_run, target=target)
-
-    @classmethod
-    def ack(cls, model_id: str, *, reason: str = "", dry_run: bool = False) -> ActionIntent:
-        """Acknowledge the model's open incident."""
-        return cls._make(ActionKind.ACK, model_id, reason=reason, dry_run=dry_run)
-
-    @classmethod
-    def note(cls, model_id: str, text: str, *, dry_run: bool = False) -> ActionIntent:
-        """Attach a note to the model's incident (or to the model when none is open)."""
-        return cls._make(ActionKind.NOTE, model_id, dry_run=dry_run, text=text)
-
-    @classmethod
-    def _make(cls, kind: ActionKind, model_id: str, **request: object) -> ActionIntent:
-        return cls(kind=kind, model_id=model_id, request=ActionRequest.model_validate(request))
+    def of(cls, kind: ActionKind | str, model_id: str, **request: object) -> ActionIntent:
+        """A new intent to do ``kind`` to ``model_id``; ``request`` holds the ActionRequest fields
+        (reason, expected_serving_model_id, target, text, dry_run)."""
+        return cls(kind=ActionKind(kind), model_id=model_id, request=ActionRequest.model_validate(request))
 
     @property
     def dry_run(self) -> bool:

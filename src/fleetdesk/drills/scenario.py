@@ -21,7 +21,12 @@ from pathlib import Path
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fleetdesk.domain.fleet import IncidentKind, MetricIncident
-from fleetdesk.domain.registry import LaunchPhase, Registry, Role
+from fleetdesk.domain import playbook
+from fleetdesk.domain.attention import Attention
+from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.playbook import Neighbour, Situation
+from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.domain.stability import Health
 from fleetdesk.wire import ActionKind, EscalationTarget
 
 SCENARIO_SUFFIX = ".toml"
@@ -291,14 +296,25 @@ def check_against_fleet(scenario: Scenario, registry: Registry, fleet_bucket: ti
 
 
 def _impossible(match: ActionMatch, registry: Registry) -> str | None:
-    """Why the registry would refuse this expected action, or None (mirrors the server's rules)."""
+    """Why the playbook would refuse this expected action on the model as the fleet file has it, with the
+    page the drill is about open; None when it could happen."""
     model = registry.get(match.model_id or "")
-    if match.action is ActionKind.ROLLBACK and model.baseline_model_id is None:
-        return f"{model.id} has no baseline to roll back to"
-    if match.action is ActionKind.END_EXPERIMENT and model.role is not Role.EXPERIMENT:
-        return f"{model.id} is a {model.role}, not an experiment"
-    if match.action is ActionKind.HALT_LAUNCH and model.launch_phase is not LaunchPhase.SCALE_UP:
-        return f"{model.id} is in launch phase {model.launch_phase}, not scale-up"
-    if match.action is ActionKind.ESCALATE and match.target is EscalationTarget.UPSTREAM and not model.upstream_model_ids:
-        return f"{model.id} has no upstream model to escalate to"
+
+    def as_seeded(other: Model) -> Neighbour:
+        return Neighbour(model=other, live=seeded_state(other), health=Health.NO_DATA, attention=Attention.NO_DATA)
+
+    situation = Situation(
+        model=model, live=seeded_state(model), incident_id=0,
+        baseline=as_seeded(registry.models[model.baseline_model_id]) if model.baseline_model_id else None,
+        upstream=tuple(as_seeded(registry.models[m]) for m in model.upstream_model_ids if m in registry.models),
+    )
+    try:
+        playbook.plan(match.action, situation, match.target)
+    except playbook.Refusal as refusal:
+        return f"{model.id}: {refusal.reason}"
     return None
+
+
+def seeded_state(model: Model) -> LiveState:
+    """A model's live state as a store seeded from the registry starts it."""
+    return LiveState(serving_model_id=model.id, traffic_share=model.traffic_share, launch_phase=model.launch_phase)

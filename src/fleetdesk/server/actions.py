@@ -1,4 +1,4 @@
-"""Playbook actions: registry rules, dry-run plans, and applying a plan with its audit trail.
+"""Playbook actions on the server: the playbook's plan (fleetdesk.domain.playbook), applied with its audit trail.
 
 A plan is computed from the live state inside the same transaction that applies
 it, so two racing consoles cannot both act on what they saw: the second one's
@@ -12,7 +12,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from fleetdesk.domain.registry import LaunchPhase, Model, Role
+from fleetdesk.domain import playbook
+from fleetdesk.domain.registry import Model
 from fleetdesk.domain.slo import Severity
 from fleetdesk.server import incidents
 from fleetdesk.server.auth import Principal
@@ -21,7 +22,7 @@ from fleetdesk.server.events import append_event
 from fleetdesk.server.paging import PagingError
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import dumps, iso
-from fleetdesk.server.views import live_state
+from fleetdesk.server.situation import situation_of
 from fleetdesk.wire import (
     AccessRole,
     ActionEventData,
@@ -32,7 +33,6 @@ from fleetdesk.wire import (
     EscalationTarget,
     EventType,
     FieldError,
-    IncidentState,
     LiveState,
     Page,
     ProblemType,
@@ -42,19 +42,15 @@ from fleetdesk.wire import (
 
 @dataclass
 class Plan:
-    """What an action would do, computed against the live state."""
+    """The playbook's plan for one request, with the wire records it becomes."""
 
     kind: ActionKind
     model: Model
     before: LiveState
+    rules: playbook.Plan
     changes: list[StateChange] = field(default_factory=list)
-    traffic_moved: float = 0.0
-    traffic_to: str | None = None
     pages: list[Page] = field(default_factory=list)
     incident_id: int | None = None
-    opens_incident: bool = False
-    done: str = ""  # summary once done
-    would: str = ""  # summary as a dry run
 
     @property
     def after(self) -> LiveState:
@@ -72,120 +68,58 @@ def check_permission(principal: Principal, model: Model, kind: ActionKind) -> No
         principal.require_act(model.owner_team, f"{kind.value} {model.id} (owned by {model.owner_team})")
 
 
-def _not_allowed(detail: str, suggested_action: str | None = None) -> Problem:
-    return Problem(422, ProblemType.ACTION_NOT_ALLOWED, detail, title="Action not allowed",
-                   suggested_action=suggested_action)
-
-
 def _invalid(field_name: str, message: str) -> Problem:
     return Problem(422, ProblemType.VALIDATION, f"{field_name}: {message}", title="Invalid request",
                    errors=[FieldError(loc=["body", field_name], message=message)])
 
 
-def _moved_to_baseline(conn: sqlite3.Connection, plan: Plan, baseline_id: str, **extra: object) -> None:
-    share = plan.before.traffic_share
-    plan.changes.append(StateChange(model_id=plan.model.id, before=plan.before, after=plan.before.model_copy(
-        update={"serving_model_id": baseline_id, "traffic_share": 0.0, **extra})))
-    row = conn.execute("SELECT * FROM models WHERE id = ?", (baseline_id,)).fetchone()
-    baseline_before = live_state(row)
-    plan.changes.append(StateChange(model_id=baseline_id, before=baseline_before, after=baseline_before.model_copy(
-        update={"traffic_share": round(min(1.0, baseline_before.traffic_share + share), 9)})))
-    plan.traffic_moved = share
-    plan.traffic_to = baseline_id
-
-
-def plan_action(conn: sqlite3.Connection, backend: Backend, model: Model, kind: ActionKind,
-                request: ActionRequest, principal: Principal) -> Plan:
-    """Check the rules against the live state and work out every change; raises Problem when not allowed."""
-    row = conn.execute("SELECT * FROM models WHERE id = ?", (model.id,)).fetchone()
-    plan = Plan(kind=kind, model=model, before=live_state(row), incident_id=row["open_incident_id"])
+def _check_request(kind: ActionKind, request: ActionRequest) -> None:
+    """What the request itself must carry, whatever the rules say."""
     if kind.needs_reason and not request.reason.strip():
         raise _invalid("reason", f"{kind.value} needs a reason (it goes into the audit log and the page)")
     if kind.needs_expected_state and request.expected_serving_model_id is None:
         raise _invalid("expected_serving_model_id",
                        f"{kind.value} needs the serving model you saw, so a stale screen cannot act")
-    if kind is ActionKind.ROLLBACK and model.baseline_model_id is None:
-        raise _not_allowed(f"{model.id} has no baseline to roll back to: no baseline: escalate instead",
-                           suggested_action=ActionKind.ESCALATE.value)
-    if kind is ActionKind.END_EXPERIMENT and model.role is not Role.EXPERIMENT:
-        raise _not_allowed(f"{model.id} is a {model.role.value}, not an experiment: nothing to end",
-                           suggested_action=ActionKind.ROLLBACK.value if model.baseline_model_id else
-                           ActionKind.ESCALATE.value)
-    if kind.needs_expected_state and request.expected_serving_model_id != plan.before.serving_model_id:
+    if kind.needs_text and not (request.text or "").strip():
+        raise _invalid("text", "a note needs text")
+
+
+def plan_action(conn: sqlite3.Connection, backend: Backend, model: Model, kind: ActionKind,
+                request: ActionRequest, principal: Principal) -> Plan:
+    """Check the request and the playbook's rules against the live state; raises Problem when not allowed."""
+    _check_request(kind, request)
+    situation = situation_of(conn, backend, model)
+    before = situation.live
+    if kind.needs_expected_state and request.expected_serving_model_id != before.serving_model_id:
         raise Problem(409, ProblemType.STALE_STATE,
-                      f"{model.id} is now served by {plan.before.serving_model_id}, not"
+                      f"{model.id} is now served by {before.serving_model_id}, not"
                       f" {request.expected_serving_model_id} as you saw; look again before acting",
-                      title="State changed", current=plan.before)
-    share = f"{plan.before.traffic_share:.1%}"
-    if kind is ActionKind.ROLLBACK:
-        baseline = model.baseline_model_id
-        assert baseline is not None
-        if plan.before.serving_model_id != model.id:
-            raise _not_allowed(f"{model.id} is already rolled back: {plan.before.serving_model_id} serves its traffic")
-        _moved_to_baseline(conn, plan, baseline)
-        plan.done = f"Rolled back {model.id}: {share} of traffic moved to baseline {baseline}"
-        plan.would = f"Would roll back {model.id}: {share} of traffic would move to baseline {baseline}"
-    elif kind is ActionKind.END_EXPERIMENT:
-        baseline = model.baseline_model_id
-        assert baseline is not None  # the registry requires one for experiments
-        if plan.before.experiment_ended:
-            raise _not_allowed(f"experiment {model.id} has already ended")
-        _moved_to_baseline(conn, plan, baseline, experiment_ended=True)
-        plan.done = f"Ended experiment {model.id}: {share} of traffic back to baseline {baseline}"
-        plan.would = f"Would end experiment {model.id}: {share} of traffic would go back to baseline {baseline}"
-    elif kind is ActionKind.HALT_LAUNCH:
-        if plan.before.launch_phase is not LaunchPhase.SCALE_UP:
-            raise _not_allowed(f"{model.id} is in launch phase {plan.before.launch_phase.value}; only a"
-                               " scale-up can be halted")
-        if plan.before.launch_halted:
-            raise _not_allowed(f"the launch of {model.id} is already halted")
-        plan.changes.append(StateChange(model_id=model.id, before=plan.before,
-                                        after=plan.before.model_copy(update={"launch_halted": True})))
-        plan.done = f"Halted the launch of {model.id} at {share} of traffic"
-        plan.would = f"Would halt the launch of {model.id} at {share} of traffic"
-    elif kind is ActionKind.ESCALATE:
-        if request.target is EscalationTarget.UPSTREAM:
-            upstream = [backend.registry.models[m] for m in model.upstream_model_ids]
-            if not upstream:
-                raise _not_allowed(f"{model.id} has no upstream model: escalate to its owner instead",
-                                   suggested_action="escalate target=owner")
-            recipients = [(u.owner_team, u.oncall_rotation) for u in upstream]
-        else:
-            recipients = [(model.owner_team, model.oncall_rotation)]
-        plan.pages = [
-            Page(model_id=model.id, team=team, rotation=rotation, target=request.target, reason=request.reason,
-                 incident_id=plan.incident_id, delivered_via=backend.paging.name)
-            for team, rotation in dict.fromkeys(recipients)
-        ]
-        plan.opens_incident = plan.incident_id is None
-        who = ", ".join(f"{p.team} ({p.rotation})" for p in plan.pages)
-        plan.done = f"Paged {who} about {model.id}"
-        plan.would = f"Would page {who} about {model.id}" + (" and open an incident" if plan.opens_incident else "")
-    elif kind is ActionKind.ACK:
-        if plan.incident_id is None:
-            raise _not_allowed(f"{model.id} has no open incident to acknowledge")
-        incident = incidents.get_incident(conn, plan.incident_id)
-        assert incident is not None
-        if incident.state is IncidentState.ACKNOWLEDGED:
-            raise Problem(409, ProblemType.ALREADY_ACKNOWLEDGED,
-                          f"incident {incident.id} was already acknowledged by {incident.acknowledged_by}",
-                          title="Already acknowledged", incident=incident)
-        plan.done = f"Acknowledged incident {incident.id} on {model.id}"
-        plan.would = f"Would acknowledge incident {incident.id} on {model.id}"
-    elif kind is ActionKind.NOTE:
-        if not (request.text or "").strip():
-            raise _invalid("text", "a note needs text")
-        where = f"incident {plan.incident_id}" if plan.incident_id is not None else "the model (no open incident)"
-        plan.done = f"Added a note on {model.id} to {where}"
-        plan.would = f"Would add a note on {model.id} to {where}"
-    return plan
+                      title="State changed", current=before)
+    try:
+        rules = playbook.plan(kind, situation, request.target)
+    except playbook.Refusal as refusal:
+        if refusal.conflict and situation.incident_id is not None:
+            raise Problem(409, ProblemType.ALREADY_ACKNOWLEDGED, f"incident {situation.incident_id} was {refusal.reason}",
+                          title="Already acknowledged",
+                          incident=incidents.get_incident(conn, situation.incident_id)) from None
+        raise Problem(422, ProblemType.ACTION_NOT_ALLOWED, f"{model.id}: {refusal.reason}", title="Action not allowed",
+                      suggested_action=refusal.instead.value if refusal.instead else None) from None
+    result = Plan(kind=kind, model=model, before=before, rules=rules, incident_id=situation.incident_id)
+    result.changes = [StateChange(model_id=c.model_id, before=c.before, after=c.after) for c in rules.changes]
+    result.pages = [
+        Page(model_id=model.id, team=r.team, rotation=r.rotation, target=rules.target or EscalationTarget.OWNER,
+             reason=request.reason, incident_id=situation.incident_id, delivered_via=backend.paging.name)
+        for r in rules.recipients
+    ]
+    return result
 
 
 def result_of(plan: Plan, dry_run: bool, at: datetime, audit_id: int | None = None,
               event_id: int | None = None) -> ActionResult:
     return ActionResult(
-        action=plan.kind, model_id=plan.model.id, dry_run=dry_run, at=at, summary=plan.would if dry_run else plan.done,
-        changes=plan.changes, traffic_moved=plan.traffic_moved, traffic_to=plan.traffic_to, pages=plan.pages,
+        action=plan.kind, model_id=plan.model.id, dry_run=dry_run, at=at,
+        summary=plan.rules.would if dry_run else plan.rules.done, changes=plan.changes,
+        traffic_moved=plan.rules.traffic_moved, traffic_to=plan.rules.traffic_to, pages=plan.pages,
         incident_id=plan.incident_id, audit_id=audit_id, event_id=event_id,
     )
 
@@ -202,7 +136,7 @@ def apply(conn: sqlite3.Connection, backend: Backend, plan: Plan, request: Actio
             (after.serving_model_id, after.traffic_share, after.launch_phase.value, int(after.launch_halted),
              int(after.experiment_ended), change.model_id),
         )
-    if plan.opens_incident:
+    if plan.rules.opens_incident:
         plan.incident_id = incidents.open_or_join(
             conn, backend.registry, model.id, Severity.PAGE, f"escalated by {principal.user}: {request.reason}", at,
             actor=principal.user)
@@ -210,10 +144,10 @@ def apply(conn: sqlite3.Connection, backend: Backend, plan: Plan, request: Actio
     if plan.kind is ActionKind.ACK and plan.incident_id is not None:
         incidents.acknowledge(conn, plan.incident_id, principal.user, at)
     detail: dict[str, object] = {
-        "summary": plan.done,
+        "summary": plan.rules.done,
         "changes": [change.model_dump(mode="json") for change in plan.changes],
-        "traffic_moved": plan.traffic_moved,
-        "traffic_to": plan.traffic_to,
+        "traffic_moved": plan.rules.traffic_moved,
+        "traffic_to": plan.rules.traffic_to,
         "pages": [page.model_dump(mode="json") for page in plan.pages],
     }
     if plan.kind is ActionKind.ESCALATE:
@@ -239,7 +173,7 @@ def apply(conn: sqlite3.Connection, backend: Backend, plan: Plan, request: Actio
                      (model.id, plan.incident_id, principal.user, iso(at), request.text))
     if plan.incident_id is not None:
         kind = {ActionKind.ACK: "ack", ActionKind.NOTE: "note"}.get(plan.kind, "action")
-        text = request.text if plan.kind is ActionKind.NOTE and request.text else plan.done
+        text = request.text if plan.kind is ActionKind.NOTE and request.text else plan.rules.done
         if request.reason and plan.kind is not ActionKind.NOTE:
             text += f" — {request.reason}"
         entry = incidents.add_entry(conn, plan.incident_id, at, kind, model.id, principal.user, text, audit_id)

@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict
 from fleetdesk.domain.model_type import Vocabulary
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.slo import SloPolicy
+from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.registry import LaunchPhase
 from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
 
 if TYPE_CHECKING:
@@ -492,6 +494,12 @@ def count_days(conn: sqlite3.Connection, rows: list[tuple]) -> None:
         ((row[0], row[1] // DAY_SECONDS, int(row[-1] == STABLE), int(row[-1] == UNSTABLE), int(row[-1] == NO_DATA))
          for row in rows),
     )
+
+
+def live_state(row: sqlite3.Row) -> LiveState:
+    return LiveState(serving_model_id=row["serving_model_id"], traffic_share=row["traffic_share"],
+                     launch_phase=LaunchPhase(row["launch_phase"]), launch_halted=bool(row["launch_halted"]),
+                     experiment_ended=bool(row["experiment_ended"]))
 
 
 def dumps(value: object) -> str:

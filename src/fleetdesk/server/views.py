@@ -6,19 +6,20 @@ import json
 import sqlite3
 from datetime import datetime
 
+from fleetdesk.domain import playbook
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, StabilitySums
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import from_epoch, iso, parse_iso
+from fleetdesk.server.situation import situation_of
+from fleetdesk.server.store import from_epoch, iso, live_state, parse_iso
 from fleetdesk.wire import (
     Attention,
     AuditPage,
     AuditRecord,
     DecodedType,
     FleetSummary,
-    LaunchPhase,
     Lineage,
     LineageEntry,
     LiveState,
@@ -42,12 +43,6 @@ _ORDER = {
     ModelSort.TIER: "tier_rank, id",
     ModelSort.BUDGET: "budget_remaining IS NULL, budget_remaining, tier_rank, id",
 }
-
-
-def live_state(row: sqlite3.Row) -> LiveState:
-    return LiveState(serving_model_id=row["serving_model_id"], traffic_share=row["traffic_share"],
-                     launch_phase=LaunchPhase(row["launch_phase"]), launch_halted=bool(row["launch_halted"]),
-                     experiment_ended=bool(row["experiment_ended"]))
 
 
 def model_or_404(backend: Backend, model_id: str) -> Model:
@@ -121,14 +116,15 @@ def list_models(backend: Backend, *, app: str | None, surface: str | None, tiers
 
 def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     model = model_or_404(backend, model_id)
-    row = backend.store.connection().execute(
-        f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)).fetchone()
+    with backend.store.read() as conn:
+        row = conn.execute(f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)).fetchone()
+        actions = playbook.options(situation_of(conn, backend, model))
     last = row["last_bucket_start"]
     return ModelDetail(
         model=model, decoded=decoded_type(backend, model), live=live_state(row), health=Health(row["health"]),
         attention=Attention(row["attention"]), bands=backend.config.bands_for_type(model.type),
         slo=_current(backend, SloStatus.model_validate_json(row["slo"])), open_incident_id=row["open_incident_id"],
-        last_bucket_start=None if last is None else from_epoch(last),
+        last_bucket_start=None if last is None else from_epoch(last), actions=actions,
     )
 
 

@@ -93,7 +93,7 @@ from __future__ import annotations
 
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.playbook import ActionKind, EscalationTarget
+from fleetdesk.domain.playbook import ActionKind, ActionOption, Confirmation, EscalationTarget
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloStatus
 from fleetdesk.domain.stability import Health, HealthBands
@@ -139,5 +139,5 @@ __all__ = [
     "ModelSummary", "Note", "Page", "ProblemDetails", "ProblemType", "ServerEvent",
     "ServerInfo", "StabilityPoint", "StabilitySeries", "StateChange", "TimelineEntry",
     "WhoAmI", "Window", "Health", "Tier", "Role", "LaunchPhase", "Severity", "SloStatus",
-    "Model", "HealthBands",
+    "Model", "HealthBands", "ActionOption", "Confirmation",
 ]

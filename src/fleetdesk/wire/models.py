@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, Field, computed_field
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import FunnelStage
+from fleetdesk.domain.playbook import ActionOption
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket
@@ -82,6 +83,10 @@ class ModelDetail(WireModel):
     slo: SloStatus
     open_incident_id: int | None
     last_bucket_start: AwareDatetime | None
+    actions: list[ActionOption] = Field(
+        default_factory=list,
+        description="Every playbook action kind for this model now: available or why not, and its confirmation",
+    )
 
 
 class LineageEntry(WireModel):

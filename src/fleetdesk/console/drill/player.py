@@ -12,6 +12,7 @@ from textual.message_pump import MessagePump
 from textual.worker import Worker
 
 from fleetdesk.console.drill.app import DrillApp
+from fleetdesk.console.screens.action_keys import WORKER_GROUPS
 from fleetdesk.drills.script import KeyScript
 from fleetdesk.drills.scoring import Scorecard
 
@@ -23,8 +24,6 @@ SETTLE_TIMEOUT = 30.0
 KEY_ENABLE_TIMEOUT = 15.0
 ENDLESS_WORKER_GROUPS = frozenset({"live", "drill"})
 """Workers that run for the app's whole life (the console's live feed, the drill's end watch)."""
-ACTION_WORKER_GROUPS = ("preview-", "action-")
-"""The console's worker groups for an action's dry run and for the action itself."""
 
 
 async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS,
@@ -91,7 +90,7 @@ async def press(app: DrillApp, *keys: str) -> None:
         while True:
             await _settled(app)
             busy = [worker for worker in app.workers
-                    if worker.group.startswith(ACTION_WORKER_GROUPS) and not worker.is_finished]
+                    if worker.group.startswith(WORKER_GROUPS) and not worker.is_finished]
             if not busy:
                 return
             await asyncio.gather(*(worker.wait() for worker in busy), return_exceptions=True)

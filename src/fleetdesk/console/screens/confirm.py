@@ -1,7 +1,7 @@
-"""Confirming a playbook action: the server's dry run, then a confirmation that scales with the tier.
+"""Confirming a playbook action: the server's dry run, then the confirmation the server asks for.
 
-TIER0 and TIER1 need the model id typed and a reason; TIER2-TIER4 need ``y``
-(the reason is optional). Cancel has the focus, Esc cancels.
+``Confirmation.TYPE_ID`` needs the model id typed and a reason; ``Confirmation.PRESS`` needs ``y`` (the
+reason is optional). A note needs its text. Cancel has the focus, Esc cancels.
 """
 
 from __future__ import annotations
@@ -18,21 +18,11 @@ from textual.widgets import Button, Input, Static
 
 from fleetdesk.console.outcomes import live_state_words
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import ActionKind, ActionResult, Tier
+from fleetdesk.wire import ActionOption, ActionResult, Confirmation, Tier
 
-TITLES = {
-    ActionKind.ROLLBACK: "Roll back {id} to its baseline?",
-    ActionKind.END_EXPERIMENT: "End the experiment {id}?",
-    ActionKind.ESCALATE: "Escalate {id}?",
-    ActionKind.HALT_LAUNCH: "Halt the launch of {id}?",
-    ActionKind.ACK: "Acknowledge the incident on {id}?",
-    ActionKind.NOTE: "Add a note to {id}?",
-}
-
-
-def strict(tier: Tier) -> bool:
-    """TIER0 and TIER1 need the id typed and a reason."""
-    return tier.rank <= 1
+def strict(option: ActionOption) -> bool:
+    """The model id must be typed and a reason given."""
+    return option.confirmation is Confirmation.TYPE_ID
 
 
 @dataclass(frozen=True)
@@ -76,10 +66,12 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
     ]
     AUTO_FOCUS = "#cancel"
 
-    def __init__(self, kind: ActionKind, model_id: str, tier: Tier, preview: ActionResult, arrow: str,
-                 retry_of: str | None = None) -> None:
+    def __init__(self, option: ActionOption, question: str, model_id: str, tier: Tier, preview: ActionResult,
+                 arrow: str, retry_of: str | None = None) -> None:
         super().__init__()
-        self.kind = kind
+        self.option = option
+        self.kind = option.kind
+        self.question = question
         self.model_id = model_id
         self.tier = tier
         self.preview = preview
@@ -88,7 +80,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog confirm"):
-            title = TITLES[self.kind].format(id=sanitize(self.model_id))
+            title = self.question.format(id=sanitize(self.model_id))
             yield Static(Text(f"{title}  ({self.tier})"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
                 if self.retry_of:
@@ -96,17 +88,17 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                         "Retrying an action that was not confirmed: the same idempotency key is sent, "
                         "so it cannot run twice. Check the audit log (l) first."), classes="warning")
                 yield Static(preview_text(self.preview, self.arrow), id="preview")
-                if self.kind is ActionKind.NOTE and not self.retry_of:
+                if self.option.text_required and not self.retry_of:
                     yield Static("Note text (required):")
                     yield Input(id="text", placeholder="what you saw or did", max_length=10000, compact=True)
-                if strict(self.tier):
+                if strict(self.option):
                     yield Static(Text(f"{self.tier}: type the model id to confirm:"))
                     yield Input(id="typed-id", placeholder=sanitize(self.model_id), compact=True)
-                if not self.retry_of and self.kind is not ActionKind.NOTE:
-                    needed = "required" if strict(self.tier) else "optional"
+                if not self.retry_of and not self.option.text_required:
+                    needed = "required" if strict(self.option) else "optional"
                     yield Static(f"Reason ({needed}):")
                     yield Input(id="reason", placeholder="why, for the audit log", max_length=2000, compact=True)
-            hint = ("Fill in the fields, then Confirm. Esc cancels." if strict(self.tier) or self.kind is ActionKind.NOTE
+            hint = ("Fill in the fields, then Confirm. Esc cancels." if strict(self.option) or self.option.text_required
                     else "Press y to confirm, Esc to cancel.")
             yield Static(hint, classes="dialog-hint", id="hint")
             with Horizontal(classes="dialog-buttons"):
@@ -125,12 +117,12 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         return found.first(Input).value if found else ""
 
     def _valid(self) -> bool:
-        if self.kind is ActionKind.NOTE and not self.retry_of and not self._value("text").strip():
+        if self.option.text_required and not self.retry_of and not self._value("text").strip():
             return False
-        if strict(self.tier):
+        if strict(self.option):
             if self._value("typed-id") != self.model_id:
                 return False
-            if not self.retry_of and self.kind is not ActionKind.NOTE and not self._value("reason").strip():
+            if not self.retry_of and not self.option.text_required and not self._value("reason").strip():
                 return False
         return True
 
@@ -153,12 +145,12 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         self.dismiss(None)
 
     def action_confirm(self) -> None:
-        if not strict(self.tier) and self._valid():
+        if not strict(self.option) and self._valid():
             self._finish()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
-            return None if strict(self.tier) or self.kind is ActionKind.NOTE else True
+            return None if strict(self.option) or self.option.text_required else True
         return True
 
     def _finish(self) -> None:

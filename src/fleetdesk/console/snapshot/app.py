@@ -12,21 +12,14 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from dataclasses import dataclass
-from pathlib import Path
 
 from textual.widgets import Static
 
-from fleetdesk.client import FleetdeskError
 from fleetdesk.console.core import Backend, ConsoleApp
 from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.connection import Link
-from fleetdesk.domain.text import sanitize
-from fleetdesk.snapshot.atomic import AtomicWriteError
-from fleetdesk.snapshot.bundle import Screen, Snapshot, View
-from fleetdesk.snapshot.export import Bundle, ExportError, capture, seal, write_bundle
+from fleetdesk.snapshot.bundle import Screen, Snapshot
 from fleetdesk.snapshot.frozen import FrozenClient
-from fleetdesk.snapshot.redact import ConfigError, Redactor, configured_patterns
-from fleetdesk.wire import Window
 
 SCREENSHOT_SIZE = (120, 40)
 DRAW_TIMEOUT = 20.0
