@@ -226,11 +226,21 @@ DROP INDEX models_worst;
 CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id);
 """
 
+_SCHEMA_V5 = """
+-- REPLACE (INSERT OR REPLACE, REPLACE INTO) deletes the row it collides with without firing DELETE triggers,
+-- and an upsert's DO UPDATE would rewrite it: so an insert may only add an id that is not there yet. An id
+-- left out arrives here as -1 and always passes.
+CREATE TRIGGER audit_log_no_replace BEFORE INSERT ON audit_log
+WHEN EXISTS (SELECT 1 FROM audit_log WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
     (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
     (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
+    (5, "the audit log refuses REPLACE and upserts onto an existing record, not only UPDATE and DELETE", _SCHEMA_V5),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
