@@ -95,8 +95,9 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from fleetdesk.domain.bounds import FINITE, Moment, Span
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloPolicy, SloStatus
@@ -127,7 +128,7 @@ _LAZY = ConfigDict(defer_build=True)
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(frozen=True, **_LAZY)
+    model_config = ConfigDict(frozen=True, **FINITE, **_LAZY)
 
 
 # --- errors -----------------------------------------------------------------
@@ -164,7 +165,7 @@ class FieldError(_Wire):
 
 class BucketConflict(_Wire):
     model_id: str
-    start: AwareDatetime
+    start: Moment
 
 
 class LiveState(_Wire):
@@ -190,17 +191,17 @@ class Incident(_Wire):
     state: IncidentState
     severity: Severity
     title: str
-    opened_at: AwareDatetime
-    updated_at: AwareDatetime
-    acknowledged_at: AwareDatetime | None = None
+    opened_at: Moment
+    updated_at: Moment
+    acknowledged_at: Moment | None = None
     acknowledged_by: str | None = None
-    resolved_at: AwareDatetime | None = None
+    resolved_at: Moment | None = None
 
 
 class ProblemDetails(BaseModel):
     """RFC 9457 problem details, plus fleetdesk's extension members."""
 
-    model_config = ConfigDict(extra="allow", **_LAZY)
+    model_config = ConfigDict(extra="allow", **FINITE, **_LAZY)
 
     type: str = "about:blank"
     title: str
@@ -239,16 +240,16 @@ class ServerInfo(_Wire):
     version: str
     api: str = API_PREFIX
     fleet: str
-    now: AwareDatetime = Field(description="The server clock; use it, not the local clock, for 'ago'")
+    now: Moment = Field(description="The server clock; use it, not the local clock, for 'ago'")
     clock_frozen: bool
-    bucket: timedelta
+    bucket: Span
     slo: SloPolicy
     demo: bool
     models: int
 
 
 class ClockUpdate(_Wire):
-    now: AwareDatetime
+    now: Moment
 
 
 # --- models -------------------------------------------------------------------
@@ -313,7 +314,7 @@ class ModelSummary(_Wire):
     max_burn_rate: float | None
     alerts: list[str] = Field(description="Names of firing burn-rate rules")
     open_incident_id: int | None
-    last_bucket_start: AwareDatetime | None
+    last_bucket_start: Moment | None
     purpose: str
 
 
@@ -333,7 +334,7 @@ class ModelDetail(_Wire):
     bands: HealthBands
     slo: SloStatus
     open_incident_id: int | None
-    last_bucket_start: AwareDatetime | None
+    last_bucket_start: Moment | None
 
 
 class LineageEntry(_Wire):
@@ -387,9 +388,9 @@ class StabilityPoint(StabilityBucket):
 class StabilitySeries(_Wire):
     model_id: str
     window: Window
-    start: AwareDatetime
-    end: AwareDatetime
-    bucket: timedelta
+    start: Moment
+    end: Moment
+    bucket: Span
     bands: HealthBands
     points: list[StabilityPoint] = Field(description="Buckets present in [start, end), oldest first; gaps are missing buckets")
     baseline_model_id: str | None
@@ -397,7 +398,7 @@ class StabilitySeries(_Wire):
 
 
 class FleetSummary(_Wire):
-    evaluated_at: AwareDatetime
+    evaluated_at: Moment
     total_models: int
     counts: dict[Health, dict[Tier, int]] = Field(description="Models by health then tier, every key present")
     attention: dict[Attention, int]
@@ -411,7 +412,7 @@ class FleetSummary(_Wire):
 class TimelineEntry(_Wire):
     id: int
     incident_id: int
-    at: AwareDatetime
+    at: Moment
     kind: str = Field(description="opened, joined, unstable, alert, action, ack, note, resolved")
     model_id: str
     actor: str | None = Field(description="None for the server itself")
@@ -424,7 +425,7 @@ class Note(_Wire):
     model_id: str
     incident_id: int | None
     author: str
-    at: AwareDatetime
+    at: Moment
     text: str
 
 
@@ -459,7 +460,7 @@ class ActionKind(StrEnum):
 
 class AuditRecord(_Wire):
     id: int
-    at: AwareDatetime
+    at: Moment
     actor: str
     role: AccessRole
     action: str = Field(description="An ActionKind value")
@@ -488,7 +489,7 @@ class EscalationTarget(StrEnum):
 
 
 class ActionRequest(_Wire):
-    model_config = ConfigDict(frozen=True, extra="forbid", **_LAZY)
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE, **_LAZY)
 
     reason: str = Field(default="", max_length=2000)
     dry_run: bool = False
@@ -521,7 +522,7 @@ class ActionResult(_Wire):
     action: ActionKind
     model_id: str
     dry_run: bool
-    at: AwareDatetime
+    at: Moment
     summary: str = Field(description="What happened (or would), in plain words")
     changes: list[StateChange] = Field(description="Every model whose live state changes, before and after")
     traffic_moved: float = Field(description="Traffic share moved off the model")
@@ -538,7 +539,7 @@ class ActionResult(_Wire):
 class IngestBucket(StabilityBucket):
     """One closed bucket of one model; start must be aligned to the bucket length."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", **_LAZY)
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE, **_LAZY)
 
     model_id: str
 
@@ -570,7 +571,7 @@ class EventType(StrEnum):
 
 class BucketClosedData(_Wire):
     model_id: str
-    start: AwareDatetime
+    start: Moment
     health: Health
     calibration: float | None
     normalized_entropy: float | None
@@ -595,7 +596,7 @@ class ActionEventData(_Wire):
 
 
 class ClockEventData(_Wire):
-    now: AwareDatetime
+    now: Moment
 
 
 EVENT_DATA: dict[EventType, type[BaseModel]] = {
@@ -612,7 +613,7 @@ EVENT_DATA: dict[EventType, type[BaseModel]] = {
 class ServerEvent(_Wire):
     id: int
     type: EventType
-    at: AwareDatetime
+    at: Moment
     model_id: str | None
     data: dict[str, Any] = Field(description="Validate with EVENT_DATA[type]")
 

@@ -33,13 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+MAX_SPEED = 3600.0
+"""Buckets per wall second: an hour of hourly buckets a second is past what a human can follow."""
+
+
 def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be above 0")
+    if not 0 < value <= MAX_SPEED:  # also refuses inf and nan, which float() reads
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_SPEED:g}")
     return value
 
 

@@ -37,6 +37,10 @@ def _aware_time(text: str) -> datetime:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
     if moment.tzinfo is None:
         raise argparse.ArgumentTypeError("give a UTC offset, e.g. 2026-01-15T12:00:00+00:00")
+    from fleetdesk.domain.bounds import EARLIEST, LATEST
+
+    if not EARLIEST <= moment < LATEST:
+        raise argparse.ArgumentTypeError(f"must be from {EARLIEST.year} up to {LATEST.year} (UTC), like every time")
     return moment
 
 

@@ -11,12 +11,13 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from fleetdesk import locations
 
 DEFAULT_THEME = "fleetdesk-dark"
+DAY_SECONDS = 86_400.0
 
 
 class ConsoleSettings(BaseSettings):
     """Everything the console can be told before it starts; each field documents itself."""
 
-    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="ignore", allow_inf_nan=False)
 
     server_url: str | None = Field(default=None)
     """Backend to talk to, e.g. https://fleetdesk.internal:8443 (flag: --server)."""
@@ -36,10 +37,10 @@ class ConsoleSettings(BaseSettings):
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id to keys, e.g. {"rollback" = "R"}; ids are listed in the help screen (?)."""
 
-    poll_seconds: float = Field(default=30.0, gt=0.0)
+    poll_seconds: float = Field(default=30.0, gt=0.0, le=DAY_SECONDS)
     """Seconds between full refreshes (counted from the end of the last one); live events fill the gaps."""
 
-    stale_after_seconds: float = Field(default=90.0, gt=0.0)
+    stale_after_seconds: float = Field(default=90.0, gt=0.0, le=DAY_SECONDS)
     """Data older than this is marked stale in the header."""
 
     @classmethod

@@ -18,17 +18,20 @@ import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fleetdesk.domain.fleet import IncidentKind, MetricIncident
+from fleetdesk.domain.bounds import FINITE, Moment, Span
+from fleetdesk.domain.fleet import MAX_MAGNITUDE, IncidentKind, MetricIncident
 from fleetdesk.domain.registry import LaunchPhase, Registry, Role
 from fleetdesk.wire import ActionKind, EscalationTarget
 
 SCENARIO_SUFFIX = ".toml"
+MAX_WALL_SECONDS = 86_400.0
+"""Longest wall-clock limit a drill may set (TOML also spells inf and nan, which no limit can be)."""
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
 
 class Injection(_Strict):
@@ -36,10 +39,11 @@ class Injection(_Strict):
 
     model_id: str = Field(min_length=1)
     kind: IncidentKind
-    after: timedelta = Field(description="When it starts, from the drill's start")
-    lasts: timedelta | None = Field(default=None, description="How long; None: until the replay ends")
-    magnitude: float = Field(default=1.0, gt=0.0, description="Ratio, as in domain.fleet.MetricIncident")
-    ramp: timedelta | None = Field(
+    after: Span = Field(description="When it starts, from the drill's start")
+    lasts: Span | None = Field(default=None, description="How long; None: until the replay ends")
+    magnitude: float = Field(default=1.0, ge=1.0 / MAX_MAGNITUDE, le=MAX_MAGNITUDE,
+                             description="Ratio, as in domain.fleet.MetricIncident")
+    ramp: Span | None = Field(
         default=None,
         description="Calibration drift only: reach the full magnitude after this long, then hold it"
         " (without it the drift ramps over its whole span, as in domain.synthetic)",
@@ -83,7 +87,7 @@ class ExpectedIncident(_Strict):
     """An incident the injections should open: checks the drill itself, not the engineer."""
 
     model_id: str = Field(min_length=1, description="A model the incident opens on or joins")
-    by: timedelta = Field(description="Latest scenario time (from the drill's start) it should be open")
+    by: Span = Field(description="Latest scenario time (from the drill's start) it should be open")
 
 
 class ActionMatch(_Strict):
@@ -113,7 +117,7 @@ class ExpectedResponse(_Strict):
     id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     description: str = Field(min_length=1)
     any_of: list[ActionMatch] = Field(min_length=1)
-    within: float = Field(gt=0.0, description="Wall seconds after the first page")
+    within: float = Field(gt=0.0, le=MAX_WALL_SECONDS, description="Wall seconds after the first page")
     mitigation: bool = Field(default=True, description="Counts for 'time to first correct mitigation'")
 
 
@@ -125,8 +129,9 @@ class WrongAction(_Strict):
 
 
 class Grading(_Strict):
-    acknowledge_within: float = Field(gt=0.0, description="Wall seconds from the first page to the ack")
-    time_limit: float = Field(gt=0.0, description="Wall seconds the drill runs at most")
+    acknowledge_within: float = Field(gt=0.0, le=MAX_WALL_SECONDS,
+                                      description="Wall seconds from the first page to the ack")
+    time_limit: float = Field(gt=0.0, le=MAX_WALL_SECONDS, description="Wall seconds the drill runs at most")
 
 
 class Scenario(_Strict):
@@ -137,12 +142,12 @@ class Scenario(_Strict):
     summary: str = Field(min_length=1, max_length=200, description="One line, for `fleetdesk drill --list`")
     story: str = Field(min_length=1, description="What is happening, told to the engineer after the drill")
     fleet: str = Field(min_length=1, description="Fixture fleet name or path")
-    start: AwareDatetime = Field(
+    start: Moment = Field(
         description="Scenario time the drill starts at; the fleet's history is moved to end here"
         " (a fixed start keeps the replay's daily traffic curve, and so its buckets, the same on every run)"
     )
     seed: int = Field(default=0, description="Noise seed of the replay (mixed with each model's own)")
-    length: timedelta = Field(description="Scenario time replayed; one bucket per tick")
+    length: Span = Field(description="Scenario time replayed; one bucket per tick")
     injections: list[Injection] = Field(min_length=1)
     incidents: list[ExpectedIncident] = Field(min_length=1)
     responses: list[ExpectedResponse] = Field(min_length=1)

@@ -24,14 +24,15 @@ from typing import Literal
 from textual.keys import KEY_NAME_REPLACEMENTS
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
-from fleetdesk.drills.scenario import ScenarioError, ScenarioProblem, _field
+from fleetdesk.domain.bounds import FINITE
+from fleetdesk.drills.scenario import MAX_WALL_SECONDS, ScenarioError, ScenarioProblem, _field
 
 
 
 class ScriptStep(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, **FINITE)
 
-    at: float = Field(ge=0.0, description="Wall seconds after the start (or after the first page)")
+    at: float = Field(ge=0.0, le=MAX_WALL_SECONDS, description="Wall seconds after the start (or after the first page)")
     origin: Literal["start", "page", "previous"] = Field(default="start", alias="from")
     keys: str | None = Field(default=None, min_length=1, description="Key names separated by spaces")
     type: str | None = Field(default=None, min_length=1, description="Text typed character by character")

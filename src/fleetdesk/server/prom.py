@@ -8,6 +8,7 @@ the way fleetdesk does: sum first, divide after.
 from __future__ import annotations
 
 import bisect
+import math
 import threading
 import time
 from collections import defaultdict
@@ -33,6 +34,9 @@ def _labels(**labels: str) -> str:
 
 
 def _number(value: float) -> str:
+    """A sample value as the text format spells it; a total stored before sums were bounded may be infinite."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
     return repr(float(value)) if value != int(value) or abs(value) >= 1e15 else str(int(value))
 
 

@@ -301,8 +301,8 @@ def bucket_health(bands: HealthBands, weight: float, label_sum: float, predictio
         return NO_DATA
     calibration = prediction_sum / label_sum
     ne = (cross_entropy_sum / weight) / binary_entropy(rate)
-    if math.isnan(calibration) or math.isnan(ne):
-        return NO_DATA
+    if not (math.isfinite(calibration) and math.isfinite(ne)):
+        return NO_DATA  # a ratio over a vanishing sum says nothing (as in StabilitySums)
     inside = bands.calibration_low <= calibration <= bands.calibration_high and ne <= bands.ne_max
     return STABLE if inside else UNSTABLE
 

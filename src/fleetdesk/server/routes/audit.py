@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime
-
+from fleetdesk.domain.bounds import Moment
 from fleetdesk.server import views
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
 from fleetdesk.wire import API_PREFIX, ActionKind, AuditPage
@@ -21,8 +20,8 @@ def audit(
     model_id: str | None = None,
     actor: str | None = None,
     action: ActionKind | None = None,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditPage:
