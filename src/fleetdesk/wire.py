@@ -143,6 +143,8 @@ class ProblemType(StrEnum):
     FORBIDDEN = "urn:fleetdesk:problem:forbidden"  # 403, missing_permission set
     NOT_FOUND = "urn:fleetdesk:problem:not-found"  # 404 (suggestions may be set)
     METHOD_NOT_ALLOWED = "urn:fleetdesk:problem:method-not-allowed"  # 405
+    REQUEST_TIMEOUT = "urn:fleetdesk:problem:request-timeout"  # 408 the body did not arrive in time
+    PAYLOAD_TOO_LARGE = "urn:fleetdesk:problem:payload-too-large"  # 413 the body is over the route's limit
     STALE_STATE = "urn:fleetdesk:problem:stale-state"  # 409, current set
     IDEMPOTENCY_KEY_IN_PROGRESS = "urn:fleetdesk:problem:idempotency-key-in-progress"  # 409
     ALREADY_ACKNOWLEDGED = "urn:fleetdesk:problem:already-acknowledged"  # 409, incident set

@@ -31,6 +31,8 @@ CASES: list[tuple[ProblemType, int, type[FleetdeskError]]] = [
     (ProblemType.FORBIDDEN, 403, Forbidden),
     (ProblemType.NOT_FOUND, 404, NotFound),
     (ProblemType.METHOD_NOT_ALLOWED, 405, BadRequest),
+    (ProblemType.REQUEST_TIMEOUT, 408, BadRequest),
+    (ProblemType.PAYLOAD_TOO_LARGE, 413, BadRequest),
     (ProblemType.STALE_STATE, 409, StaleState),
     (ProblemType.IDEMPOTENCY_KEY_IN_PROGRESS, 409, IdempotencyConflict),
     (ProblemType.ALREADY_ACKNOWLEDGED, 409, AlreadyAcknowledged),

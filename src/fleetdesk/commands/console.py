@@ -30,12 +30,16 @@ def run(args: argparse.Namespace) -> int:
 
     from fleetdesk.client import FleetdeskError, load_token
     from fleetdesk.console.app import Backend, FleetdeskApp
-    from fleetdesk.console.config import load_settings
+    from fleetdesk.console.config import SettingsError, load_settings
 
-    settings = load_settings(
-        server_url=args.server, token_file=args.token_file, theme=args.theme,
-        ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None), read_only=args.read_only,
-    )
+    try:
+        settings = load_settings(
+            server_url=args.server, token_file=args.token_file, theme=args.theme,
+            ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None), read_only=args.read_only,
+        )
+    except SettingsError as error:
+        print(f"fleetdesk console: {error}", file=sys.stderr)
+        return 2
     embedded = None
     try:
         if args.fleet:

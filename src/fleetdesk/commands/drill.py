@@ -81,7 +81,7 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
 
     from fleetdesk import locations
     from fleetdesk.console.app import Backend
-    from fleetdesk.console.config import load_settings
+    from fleetdesk.console.config import SettingsError, load_settings
     from fleetdesk.drills.console import DrillApp
     from fleetdesk.drills.replay import write_fleet
     from fleetdesk.drills.scoring import to_markdown
@@ -89,6 +89,11 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
     from fleetdesk.drills.backend import BackendStartError, DrillBackend
 
     out_dir = args.out or locations.data_dir() / "drills"
+    try:
+        settings = load_settings(ascii=args.ascii)  # before the backend starts: a bad setting starts nothing
+    except SettingsError as error:
+        print(f"fleetdesk drill: {error}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="fleetdesk-drill-") as temp:
         try:
             backend = DrillBackend.start(write_fleet(fleet, Path(temp) / "fleet.json"), scenario.start)
@@ -99,7 +104,6 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
             run = DrillRun(scenario, name, plan, backend.url, backend.admin_token, args.speed)
             # The engineer signs in as on-call for every team, so every playbook action can be tried.
             console_backend = Backend(backend.url, backend.oncall_token, label=f"drill {name}")
-            settings = load_settings(ascii=args.ascii)
             app = DrillApp(console_backend, run, out_dir=out_dir, settings=settings,
                            conclude_by_itself=script is None)
             if script is None:

@@ -44,8 +44,13 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(markdown.render(snapshot, files=sanitize(args.file.name)), end="")
         return 0
-    from fleetdesk.console.config import load_settings
+    from fleetdesk.console.config import SettingsError, load_settings
     from fleetdesk.snapshot.console import SnapshotConsole
 
-    SnapshotConsole(snapshot, load_settings(theme=args.theme, ascii=args.ascii)).run()
+    try:
+        settings = load_settings(theme=args.theme, ascii=args.ascii)
+    except SettingsError as error:
+        print(f"fleetdesk open: {error}", file=sys.stderr)
+        return 2
+    SnapshotConsole(snapshot, settings).run()
     return 0

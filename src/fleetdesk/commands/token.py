@@ -78,7 +78,12 @@ def run_revoke(args: argparse.Namespace) -> int:
     store = _store(args.db)
     try:
         if args.token_stdin:
-            count = revoke_tokens(store, token=sys.stdin.readline().strip())
+            line = sys.stdin.readline(4096)  # a token is under 100 characters: never read an endless line
+            if len(line) >= 4096:
+                print("fleetdesk token revoke: stdin holds no token (its first line is over 4096 characters)",
+                      file=sys.stderr)
+                return 2
+            count = revoke_tokens(store, token=line.strip())
         else:
             count = revoke_tokens(store, user=args.user)
     finally:

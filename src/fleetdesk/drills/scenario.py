@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fleetdesk.domain.bounds import FINITE, Moment, Span
 from fleetdesk.domain.fleet import MAX_MAGNITUDE, IncidentKind, MetricIncident
 from fleetdesk.domain.registry import LaunchPhase, Registry, Role
+from fleetdesk.local_files import MIB, read_text_file
 from fleetdesk.wire import ActionKind, EscalationTarget
 
 SCENARIO_SUFFIX = ".toml"
@@ -184,8 +185,11 @@ class ScenarioError(ValueError):
     def __init__(self, source: str, problems: list[ScenarioProblem], what: str = "scenario") -> None:
         self.source = source
         self.problems = problems
+        if len(problems) == 1:  # one line, like every other error of the command line
+            super().__init__(f"{source}: invalid {what}: {problems[0].field}: {problems[0].message}")
+            return
         lines = "\n".join(f"  - {p.field}: {p.message}" for p in problems)
-        super().__init__(f"{source}: invalid {what} ({len(problems)} problem(s)):\n{lines}")
+        super().__init__(f"{source}: invalid {what} ({len(problems)} problems):\n{lines}")
 
 
 def _field(loc: tuple[int | str, ...]) -> str:
@@ -215,7 +219,7 @@ def load_scenario(name_or_path: str | Path) -> tuple[Scenario, Path]:
     """A shipped scenario by name, or a file by path; validated for shape (see check_against_fleet)."""
     path = resolve_scenario(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, MIB)
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")]) from None
     return parse_scenario(text, str(path)), path
@@ -226,7 +230,7 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
 
     candidate = Path(name_or_path)
     if candidate.suffix == SCENARIO_SUFFIX or candidate.exists():
-        if not candidate.is_file():
+        if not candidate.exists():  # anything else that is not a regular file is refused when it is read
             raise ScenarioError(str(candidate), [ScenarioProblem(field="(file)", message="no such file")])
         return candidate
     shipped = scenarios_dir() / f"{name_or_path}{SCENARIO_SUFFIX}"

@@ -25,6 +25,7 @@ from textual.keys import KEY_NAME_REPLACEMENTS
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 from fleetdesk.domain.bounds import FINITE
+from fleetdesk.local_files import MIB, read_text_file
 from fleetdesk.drills.scenario import MAX_WALL_SECONDS, ScenarioError, ScenarioProblem, _field
 
 
@@ -81,7 +82,7 @@ def key_for_character(character: str) -> str:
 def load_script(path: Path) -> KeyScript:
     """Read and validate a script file; errors name the file and the step."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text_file(path, MIB))
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")], "key script") from None
     except json.JSONDecodeError as error:

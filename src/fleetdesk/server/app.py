@@ -20,6 +20,7 @@ from fleetdesk.server.backend import Backend
 # first request, and the warning would land on whatever terminal the server shares.
 warnings.filterwarnings("ignore", message="The 'alias' attribute with value 'body' was provided to the `Field",
                         category=UserWarning)
+from fleetdesk.server.limits import BodyLimitMiddleware
 from fleetdesk.server.prom import RequestMetrics, RequestMetricsMiddleware
 from fleetdesk.server.routes import actions, audit, events, fleet, incidents, ingest, models, system
 from fleetdesk.wire import API_PREFIX
@@ -69,5 +70,6 @@ def create_app(backend: Backend) -> FastAPI:
                    ingest.router, events.router):
         app.include_router(router)  # each router carries its full /v1 prefix, so route templates are whole
     app.include_router(system.probes)
-    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)  # outermost: counts refusals too
     return app

@@ -22,6 +22,8 @@ _TYPE_BY_STATUS = {
     403: ProblemType.FORBIDDEN,
     404: ProblemType.NOT_FOUND,
     405: ProblemType.METHOD_NOT_ALLOWED,
+    408: ProblemType.REQUEST_TIMEOUT,
+    413: ProblemType.PAYLOAD_TOO_LARGE,
     422: ProblemType.VALIDATION,
     503: ProblemType.UNAVAILABLE,
 }

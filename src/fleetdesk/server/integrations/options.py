@@ -135,11 +135,13 @@ def attach_paging(backend: Backend, target: OutboundPagingTarget) -> None:
 
 
 def _webhook_secret(path: Path | None) -> bytes:
+    from fleetdesk.local_files import KIB, read_regular_file
+
     if path is not None:
         try:
             if path.stat().st_mode & 0o077:
                 raise IntegrationError(f"the webhook secret file {path} is readable by others: chmod 600 it")
-            secret = path.read_bytes().strip()
+            secret = read_regular_file(path, 4 * KIB).strip()
         except OSError as error:
             raise IntegrationError(f"cannot read the webhook secret file {path}: {error.strerror}") from None
     else:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header
 from fastapi.responses import Response
 
 from fleetdesk.server import actions
-from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.deps import BackendDep, ModelIdPath, PrincipalDep
 from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.problems import ProblemDetails
 from fleetdesk.server.views import model_or_404
@@ -22,7 +22,7 @@ _ERRORS = {status: {"model": ProblemDetails} for status in (400, 401, 403, 404, 
 
 @router.post("/{model_id}/actions/{kind}", response_model=ActionResult, responses=_ERRORS)
 def act(
-    model_id: str,
+    model_id: ModelIdPath,
     kind: ActionKind,
     body: ActionRequest,
     backend: BackendDep,

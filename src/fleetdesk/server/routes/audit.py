@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fleetdesk.domain.bounds import Moment
 from fleetdesk.server import views
-from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep, TextQuery
 from fleetdesk.wire import API_PREFIX, ActionKind, AuditPage
 
 router = APIRouter(prefix=f"{API_PREFIX}/audit", tags=["audit"])
@@ -17,8 +17,8 @@ router = APIRouter(prefix=f"{API_PREFIX}/audit", tags=["audit"])
 def audit(
     backend: BackendDep,
     _: PrincipalDep,
-    model_id: str | None = None,
-    actor: str | None = None,
+    model_id: TextQuery = None,
+    actor: TextQuery = None,
     action: ActionKind | None = None,
     since: Moment | None = None,
     until: Moment | None = None,
