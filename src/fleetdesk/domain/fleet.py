@@ -32,7 +32,7 @@ MAX_MAGNITUDE = 1e3
 """Largest incident magnitude, and the smallest is its inverse (see synthetic.MAX_EFFECT for overlaps)."""
 MAX_NOISE = 0.5
 """Relative noise above ~0.5 would flip the sign of a sum."""
-MIN_BUCKET = timedelta(minutes=1)
+MIN_BUCKET = timedelta(seconds=1)  # integration tests replay Prometheus scrapes with 4 s buckets
 MAX_HISTORY_BUCKETS = 20_000
 """Buckets per model a history may hold (28 days hourly is 672; the whole history is generated in memory)."""
 
