@@ -154,6 +154,7 @@ class ProblemType(StrEnum):
     ACTION_NOT_ALLOWED = "urn:fleetdesk:problem:action-not-allowed"  # 422 registry rule
     IDEMPOTENCY_KEY_REUSED = "urn:fleetdesk:problem:idempotency-key-reused"  # 422
     UNAVAILABLE = "urn:fleetdesk:problem:unavailable"  # 503
+    STORAGE_FULL = "urn:fleetdesk:problem:storage-full"  # 507 the server's disk is full: nothing was changed
     METRICS_SOURCE = "urn:fleetdesk:problem:metrics-source"  # 502 the metrics source (Prometheus) failed a query
     INTERNAL = "urn:fleetdesk:problem:internal"  # 500, never a stack trace
 

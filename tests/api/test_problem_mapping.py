@@ -42,6 +42,7 @@ CASES: list[tuple[ProblemType, int, type[FleetdeskError]]] = [
     (ProblemType.ACTION_NOT_ALLOWED, 422, RuleViolation),
     (ProblemType.IDEMPOTENCY_KEY_REUSED, 422, IdempotencyConflict),
     (ProblemType.UNAVAILABLE, 503, Unavailable),
+    (ProblemType.STORAGE_FULL, 507, Unavailable),
     (ProblemType.METRICS_SOURCE, 502, ServerError),
     (ProblemType.INTERNAL, 500, ServerError),
 ]

@@ -29,6 +29,7 @@ from fleetdesk.domain.text import sanitize
 from fleetdesk.rules import COUNTERS
 from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, Series
 from fleetdesk.server.metrics_source import MetricsSource, valid_buckets
+from fleetdesk.server.prom import label_value
 
 log = logging.getLogger("fleetdesk.server.integrations")
 
@@ -114,7 +115,7 @@ class PrometheusMetricsSource(MetricsSource):
         if not starts:
             return []
         boundaries = [moment + self.lag for moment in (*starts, starts[-1] + self.bucket)]
-        matchers = f"model_id={_label_value(model_id)}" + (f", {self.selector}" if self.selector else "")
+        matchers = f"model_id={_label_value(label_value(model_id))}" + (f", {self.selector}" if self.selector else "")
         growth: dict[str, dict[datetime, float]] = {name: {} for name in COUNTERS}
         # Prometheus refuses range queries of more than 11,000 points: ask in
         # pieces that share their edge boundary, so no bucket falls between two.
