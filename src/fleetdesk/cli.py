@@ -10,13 +10,23 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
+
+from fleetdesk.domain.text import sanitize
 
 COMMANDS = ("explain", "fleet", "serve", "token", "console", "drill", "snapshot", "open", "rules")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, saying a usage mistake on one line (the usage itself is behind --help); subcommands inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {sanitize(message)} (see {self.prog} --help)\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with ``only`` just that subcommand (a start-up skips the others' imports)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fleetdesk",
         description="On-call console for a fleet of production ML models.",
     )
@@ -40,6 +50,18 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return 1  # whoever read the output went away (fleetdesk rules ... | head)
+    except Exception as error:  # noqa: BLE001 - what no command foresaw is still one line, never a traceback
+        print(f"fleetdesk {args.command}: failed: {_describe(error)}", file=sys.stderr)
+        return 1
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        where = f"{error.filename}: " if error.filename else ""
+        return sanitize(f"{where}{error.strerror}")
+    return sanitize(f"{error} ({type(error).__name__})" if str(error) else type(error).__name__, 300)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from fleetdesk.domain.model_type import Vocabulary
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
+from fleetdesk.domain.text import sanitize
 
 if TYPE_CHECKING:
     from fleetdesk.fleets import Fleet
@@ -373,9 +374,16 @@ class Store:
     # --- schema -----------------------------------------------------------
 
     def migrate(self) -> int:
-        """Bring the schema to SCHEMA_VERSION; returns the version found before."""
-        conn = self.connection()
-        found = conn.execute("PRAGMA user_version").fetchone()[0]
+        """Bring the schema to SCHEMA_VERSION; returns the version found before. StoreError for a path that is
+        not a database (a directory, another kind of file, a place that cannot be written)."""
+        where = sanitize(str(self.path))
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"{where}: not a regular file (a fleetdesk database is one SQLite file)")
+        try:
+            conn = self.connection()
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as error:  # "file is not a database", "unable to open database file", ...
+            raise StoreError(f"{where}: cannot use it as a fleetdesk database ({sanitize(str(error))})") from None
         if found > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path}: schema version {found} is newer than this fleetdesk ({SCHEMA_VERSION}); upgrade fleetdesk"
