@@ -14,7 +14,7 @@ Conventions
   body while the first is still running: 409. Same key with a different body:
   422. Same key and body after it finished: the stored status and body are
   replayed (header ``Idempotent-Replayed: true``). Keys are scoped per user.
-  Dry runs need no key and never claim one; a request that fails (4xx) claims
+  Dry runs need a key too but never claim it; a request that fails (4xx) claims
   nothing either, so a retry after fixing it may reuse the key.
 - Errors are always ``application/problem+json`` (RFC 9457), see ProblemDetails
   and ProblemType. A 500 never carries a stack trace.

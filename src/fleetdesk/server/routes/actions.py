@@ -31,13 +31,13 @@ def act(
 ) -> Response:
     model = model_or_404(backend, model_id)
     actions.check_permission(principal, model, kind)
+    key = require_key(idempotency_key)  # every write carries one, as the document says, dry runs included
     if body.dry_run:
-        # A dry run changes nothing, so it needs no key and claims none.
+        # A dry run changes nothing, so it claims no key: the same one can then carry the action.
         with backend.store.read() as conn:
             plan = actions.plan_action(conn, backend, model, kind, body, principal)
         result = actions.result_of(plan, True, backend.clock.now())
         return Response(result.model_dump_json(), media_type="application/json")
-    key = require_key(idempotency_key)
     fingerprint = request_hash("POST", f"/v1/models/{model_id}/actions/{kind.value}", body.model_dump(mode="json"))
 
     def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
