@@ -15,7 +15,7 @@ import pytest
 
 from fleetdesk.server.embedded import EmbeddedServer
 
-from .serve_process import ServeProcess, admin_token, free_port
+from .serve_process import serve_ready
 
 EXAMPLES = 25
 """Generated requests per operation and phase: enough to reach every parameter shape, bounded for CI."""
@@ -24,9 +24,7 @@ NOT_FUZZED = {"/v1/events": "an endless SSE stream; its hostile and resume cases
 
 
 def test_every_operation_answers_as_its_document_says_under_every_check(tmp_path: Path) -> None:
-    db = tmp_path / "fleetdesk.sqlite"
-    token = admin_token(db)
-    server = ServeProcess(db, free_port(), "--fleet", "small").start()
+    server, token = serve_ready(tmp_path / "fleetdesk.sqlite")
     started = time.monotonic()
     try:
         done = subprocess.run(

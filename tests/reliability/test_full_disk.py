@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .serve_process import NOW, ServeProcess, admin_token, free_port
+from .serve_process import NOW, serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 NOTE = "x" * 9000  # a few pages per note: the disk fills in a few hundred writes
@@ -41,13 +41,10 @@ def _writes(now: datetime) -> dict[str, tuple[str, str, dict]]:
 
 
 def test_a_full_disk_is_a_507_not_ready_and_nothing_lost(small_disk: Path) -> None:
-    db = small_disk / "fleetdesk.sqlite"
-    token = admin_token(db)
-    server = ServeProcess(db, free_port(), "--fleet", "small").start()
+    server, token = serve_ready(small_disk / "fleetdesk.sqlite")
     headers = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
-            assert client.get("/readyz").status_code == 200
             now = datetime.fromisoformat(NOW) + timedelta(hours=1)  # the seeded history ends at NOW
             moved = client.put("/v1/clock", json={"now": now.isoformat()}, headers={"Idempotency-Key": "first"})
             assert moved.status_code == 200, moved.text
@@ -93,11 +90,8 @@ def test_a_full_disk_is_a_507_not_ready_and_nothing_lost(small_disk: Path) -> No
 
 
 def test_the_readiness_probe_answers_for_the_disk_before_a_write_fails(small_disk: Path) -> None:
-    db = small_disk / "fleetdesk.sqlite"
-    admin_token(db)
-    server = ServeProcess(db, free_port(), "--fleet", "small").start()
+    server, _ = serve_ready(small_disk / "fleetdesk.sqlite")
     try:
-        assert httpx.get(server.url + "/readyz", timeout=10).status_code == 200
         free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
         (small_disk / "filler").write_bytes(b"\0" * max(free - 64 * 1024, 0))
         ready = httpx.get(server.url + "/readyz", timeout=10)

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from fleetdesk.server import limits
 from fleetdesk.server.embedded import EmbeddedServer
 
-from .serve_process import ServeProcess, admin_token, free_port
+from .serve_process import serve_ready
 
 MIB = 1024 * 1024
 ATTACK_BYTES = 100 * MIB
@@ -80,11 +80,8 @@ def _send_body(url: str, method: str, path: str, framing: str, total: int = ATTA
 
 
 def test_an_anonymous_100_mb_body_is_refused_while_read_and_the_server_stays_small(tmp_path: Path) -> None:
-    db = tmp_path / "fleetdesk.sqlite"
-    admin_token(db)
-    server = ServeProcess(db, free_port(), "--fleet", "small").start()
+    server, _ = serve_ready(tmp_path / "fleetdesk.sqlite")
     try:
-        assert httpx.get(server.url + "/readyz", timeout=10).status_code == 200
         assert server.process is not None
         before = _peak_rss(server.process.pid)
         for method, path in BODY_ROUTES:

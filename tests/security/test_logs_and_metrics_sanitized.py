@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.logs import SanitizingFormatter
 
-from reliability.serve_process import ServeProcess, admin_token, free_port  # tests/ is on sys.path
+from reliability.serve_process import serve_ready  # tests/ is on sys.path
 
 from .hostile import HOSTILE_ID, hostile_fleet, leaks
 
@@ -52,8 +52,7 @@ def test_every_line_of_every_record_is_sanitized(message: str, argument: str, ex
 
 def test_a_hostile_model_id_reaches_the_serve_log_and_metrics_only_escaped(tmp_path: Path) -> None:
     db = tmp_path / "fleetdesk.sqlite"
-    token = admin_token(db)
-    server = ServeProcess(db, free_port(), "--fleet", str(hostile_fleet(tmp_path))).start()
+    server, token = serve_ready(db, "--fleet", str(hostile_fleet(tmp_path)))
     try:
         # A bucket row stored before sums were bounded: reading it logs a warning naming the model.
         foreign = sqlite3.connect(db)
