@@ -45,7 +45,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     named = argv[0] if argv and argv[0] in COMMANDS else None
-    args = build_parser(only=named).parse_args(argv)
+    try:
+        args = build_parser(only=named).parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage mistake (2), already said on one line
+        return done.code if isinstance(done.code, int) else 2
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
