@@ -18,6 +18,9 @@ Conventions
   nothing either, so a retry after fixing it may reuse the key.
 - Errors are always ``application/problem+json`` (RFC 9457), see ProblemDetails
   and ProblemType. A 500 never carries a stack trace.
+- Every route may also answer 500 and 503 (database busy); every write 408 and
+  413 (fleetdesk.server.limits: body time and size) and 507 (the disk is full:
+  nothing changed). The OpenAPI document lists each route's statuses.
 
 Routes (all JSON unless noted; P = ProblemDetails)
 ------------------------------------------------------------------------------
@@ -97,7 +100,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from fleetdesk.domain.bounds import FINITE, Moment, Span
+from fleetdesk.domain.bounds import FINITE, Moment, MomentText, Span
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloPolicy, SloStatus
@@ -252,7 +255,7 @@ class ServerInfo(_Wire):
 
 
 class ClockUpdate(_Wire):
-    now: Moment
+    now: MomentText
 
 
 # --- models -------------------------------------------------------------------
@@ -545,6 +548,7 @@ class IngestBucket(StabilityBucket):
     model_config = ConfigDict(frozen=True, extra="forbid", **FINITE, **_LAZY)
 
     model_id: str
+    start: MomentText
 
 
 class IngestRequest(_Wire):

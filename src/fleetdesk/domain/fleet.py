@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from fleetdesk.domain.bounds import FINITE, LONGEST, Moment, Span
+from fleetdesk.domain.bounds import FINITE, LONGEST, MomentText, Span
 from fleetdesk.domain.model_type import Vocabulary
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.slo import SloPolicy
@@ -64,8 +64,8 @@ class MetricIncident(BaseModel):
 
     model_id: str
     kind: IncidentKind
-    start: Moment
-    end: Moment | None = Field(default=None, description="None: still going")
+    start: MomentText
+    end: MomentText | None = Field(default=None, description="None: still going")
     magnitude: float = Field(default=1.0, ge=1.0 / MAX_MAGNITUDE, le=MAX_MAGNITUDE)
     story: str = ""
 
@@ -79,8 +79,8 @@ class MetricIncident(BaseModel):
 class MetricHistory(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    start: Moment
-    end: Moment
+    start: MomentText
+    end: MomentText
     bucket: Span = timedelta(hours=1)
     profiles: dict[str, MetricProfile]
     incidents: list[MetricIncident] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fleetdesk.domain.bounds import FINITE, Moment, Span
+from fleetdesk.domain.bounds import FINITE, MomentText, Span
 from fleetdesk.domain.fleet import MAX_MAGNITUDE, IncidentKind, MetricIncident
 from fleetdesk.domain.registry import LaunchPhase, Registry, Role
 from fleetdesk.local_files import MIB, read_text_file
@@ -143,7 +143,7 @@ class Scenario(_Strict):
     summary: str = Field(min_length=1, max_length=200, description="One line, for `fleetdesk drill --list`")
     story: str = Field(min_length=1, description="What is happening, told to the engineer after the drill")
     fleet: str = Field(min_length=1, description="Fixture fleet name or path")
-    start: Moment = Field(
+    start: MomentText = Field(
         description="Scenario time the drill starts at; the fleet's history is moved to end here"
         " (a fixed start keeps the replay's daily traffic curve, and so its buckets, the same on every run)"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fleetdesk.domain.bounds import Moment
+from fleetdesk.domain.bounds import MomentText
 from fleetdesk.server import views
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep, TextQuery
 from fleetdesk.wire import API_PREFIX, ActionKind, AuditPage
@@ -20,8 +20,8 @@ def audit(
     model_id: TextQuery = None,
     actor: TextQuery = None,
     action: ActionKind | None = None,
-    since: Moment | None = None,
-    until: Moment | None = None,
+    since: MomentText | None = None,
+    until: MomentText | None = None,
     offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditPage:
