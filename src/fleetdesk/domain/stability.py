@@ -69,25 +69,28 @@ class StabilitySums(BaseModel):
 
     @property
     def has_data(self) -> bool:
-        rate = self.background_rate
-        return rate is not None and 0.0 < rate < 1.0
+        """The background rate is strictly between 0 and 1 and both ratios are finite."""
+        return self._signals() is not None
 
     @property
     def calibration(self) -> float | None:
         """Σ predictions / Σ labels; 1.0 is ideal; None when there is no data."""
-        return _finite(self.prediction_sum / self.label_sum) if self.has_data else None
+        signals = self._signals()
+        return None if signals is None else signals[0]
 
     @property
     def normalized_entropy(self) -> float | None:
         """Mean log loss over the entropy of the background rate; lower is better."""
-        if not self.has_data:
+        signals = self._signals()
+        return None if signals is None else signals[1]
+
+    def _signals(self) -> tuple[float, float] | None:
+        rate = self.background_rate
+        if rate is None or not 0.0 < rate < 1.0:
             return None
-        rate = self.label_sum / self.weight
-        return _finite((self.cross_entropy_sum / self.weight) / binary_entropy(rate))
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+        calibration = self.prediction_sum / self.label_sum
+        ne = (self.cross_entropy_sum / self.weight) / binary_entropy(rate)
+        return (calibration, ne) if math.isfinite(calibration) and math.isfinite(ne) else None
 
 
 class StabilityBucket(StabilitySums):
