@@ -31,6 +31,8 @@ CASES: list[tuple[ProblemType, int, type[FleetdeskError]]] = [
     (ProblemType.FORBIDDEN, 403, Forbidden),
     (ProblemType.NOT_FOUND, 404, NotFound),
     (ProblemType.METHOD_NOT_ALLOWED, 405, BadRequest),
+    (ProblemType.REQUEST_TIMEOUT, 408, BadRequest),
+    (ProblemType.PAYLOAD_TOO_LARGE, 413, BadRequest),
     (ProblemType.STALE_STATE, 409, StaleState),
     (ProblemType.IDEMPOTENCY_KEY_IN_PROGRESS, 409, IdempotencyConflict),
     (ProblemType.ALREADY_ACKNOWLEDGED, 409, AlreadyAcknowledged),
@@ -40,6 +42,7 @@ CASES: list[tuple[ProblemType, int, type[FleetdeskError]]] = [
     (ProblemType.ACTION_NOT_ALLOWED, 422, RuleViolation),
     (ProblemType.IDEMPOTENCY_KEY_REUSED, 422, IdempotencyConflict),
     (ProblemType.UNAVAILABLE, 503, Unavailable),
+    (ProblemType.STORAGE_FULL, 507, Unavailable),
     (ProblemType.METRICS_SOURCE, 502, ServerError),
     (ProblemType.INTERNAL, 500, ServerError),
 ]

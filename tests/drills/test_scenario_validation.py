@@ -63,7 +63,7 @@ def test_every_bad_field_is_named_at_once() -> None:
     assert set(found) == {"injections[0].kind", "grading.acknowledge_within", "summary"}
     assert "calibration_drift" in found["injections[0].kind"]
     message = str(caught.value)
-    assert message.startswith("fixtures/scenarios/bad.toml: invalid scenario (3 problem(s))")
+    assert message.startswith("fixtures/scenarios/bad.toml: invalid scenario (3 problems)")
     assert "  - summary: Field required" in message
 
 

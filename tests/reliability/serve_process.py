@@ -10,6 +10,8 @@ import sys
 import threading
 from pathlib import Path
 
+import httpx
+
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.store import Store
 from fleetdesk.wire import AccessRole
@@ -88,3 +90,15 @@ class ServeProcess:
             self._pump.join(10)
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+def serve_ready(db: Path, *extra: str) -> tuple[ServeProcess, str]:
+    """``fleetdesk serve`` seeding a new ``db`` from the small fleet (``extra`` may name another), once /readyz
+    answers; and an admin token for it."""
+    token = admin_token(db)
+    server = ServeProcess(db, free_port(), "--fleet", "small", *extra).start()
+    ready = httpx.get(server.url + "/readyz", timeout=10)
+    if ready.status_code != 200:
+        server.stop()
+        raise AssertionError(f"fleetdesk serve is not ready: {ready.text}")
+    return server, token

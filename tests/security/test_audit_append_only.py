@@ -36,16 +36,59 @@ def test_no_route_updates_or_deletes_audit_records(server: EmbeddedServer) -> No
         assert client.get("/v1/audit").json()["items"] == [record]
 
 
-@pytest.mark.parametrize("statement", ["UPDATE audit_log SET actor = 'mallory'", "DELETE FROM audit_log"])
-def test_another_connection_cannot_rewrite_history(server: EmbeddedServer, statement: str) -> None:
+# A forged copy of record 1: every column, with the actor and reason changed.
+_FORGED = ("(id, at, actor, role, action, model_id, reason, before, after, idempotency_key, incident_id, detail)"
+           " SELECT id, at, 'mallory', role, action, model_id, 'nothing happened', before, after, idempotency_key,"
+           " incident_id, detail FROM audit_log WHERE id = 1")
+_COLUMNS = "(id, at, actor, role, action, model_id, reason, idempotency_key, detail)"
+_FORGED_VALUES = "VALUES (1, '2026-01-01', 'mallory', 'admin', 'note', 'x', 'nothing happened', 'k', '{}')"
+
+# Every SQL path that rewrites or removes an existing row: plain UPDATE/DELETE, their OR-conflict forms, REPLACE
+# (which deletes the colliding row without firing DELETE triggers), and upserts (which turn an insert into an update).
+REWRITES = [
+    "UPDATE audit_log SET actor = 'mallory'",
+    "UPDATE OR REPLACE audit_log SET actor = 'mallory' WHERE id = 1",
+    "UPDATE OR IGNORE audit_log SET reason = '' WHERE id = 1",
+    "DELETE FROM audit_log",
+    "DELETE FROM audit_log WHERE id = 1",
+    f"INSERT OR REPLACE INTO audit_log {_FORGED}",
+    f"REPLACE INTO audit_log {_FORGED}",
+    f"INSERT OR REPLACE INTO audit_log {_COLUMNS} {_FORGED_VALUES}",
+    f"REPLACE INTO audit_log {_COLUMNS} {_FORGED_VALUES}",
+    f"INSERT INTO audit_log {_COLUMNS} {_FORGED_VALUES} ON CONFLICT (id) DO UPDATE SET actor = excluded.actor",
+    f"INSERT INTO audit_log {_FORGED} ON CONFLICT DO UPDATE SET reason = excluded.reason",
+]
+
+
+@pytest.mark.parametrize("recursive_triggers", [False, True])
+@pytest.mark.parametrize("statement", REWRITES)
+def test_another_connection_cannot_rewrite_history(server: EmbeddedServer, statement: str,
+                                                   recursive_triggers: bool) -> None:
     headers = {"Authorization": f"Bearer {server.admin_token}", "Idempotency-Key": uuid.uuid4().hex}
     assert httpx.post(f"{server.url}/v1/models/{MODEL}/actions/note", json={"text": "evidence"}, headers=headers,
                       timeout=10).status_code == 200
     foreign = sqlite3.connect(server.db_path, timeout=10)
     try:
+        foreign.execute(f"PRAGMA recursive_triggers = {int(recursive_triggers)}")
+        before = foreign.execute("SELECT * FROM audit_log").fetchall()
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             with foreign:
                 foreign.execute(statement)
-        assert foreign.execute("SELECT actor FROM audit_log").fetchall() == [("admin",)]
+        assert foreign.execute("SELECT * FROM audit_log").fetchall() == before
+        assert before[0][2] == "admin"
+    finally:
+        foreign.close()
+
+
+def test_another_connection_may_still_append(server: EmbeddedServer) -> None:
+    """The triggers refuse rewrites only: a new record (fresh id, or none) is still an append."""
+    foreign = sqlite3.connect(server.db_path, timeout=10)
+    try:
+        with foreign:
+            foreign.execute(f"INSERT INTO audit_log {_COLUMNS} VALUES (NULL, '2026-01-01', 'ops', 'admin', 'note',"
+                            " 'x', 'manual entry', 'k1', '{}')")
+            foreign.execute(f"INSERT OR REPLACE INTO audit_log {_COLUMNS} VALUES (99, '2026-01-01', 'ops', 'admin',"
+                            " 'note', 'x', 'manual entry', 'k2', '{}')")
+        assert foreign.execute("SELECT count(*) FROM audit_log").fetchone()[0] == 2
     finally:
         foreign.close()

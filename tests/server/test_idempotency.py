@@ -51,9 +51,11 @@ def test_keys_are_scoped_to_the_caller(server: EmbeddedServer) -> None:
     assert response.status_code == 200 and "idempotent-replayed" not in response.headers
 
 
-def test_dry_run_needs_no_key_claims_none_and_changes_nothing(server: EmbeddedServer) -> None:
+def test_dry_run_needs_a_key_claims_none_and_changes_nothing(server: EmbeddedServer) -> None:
     before = get(server, f"/v1/models/{EXPERIMENT}").json()["live"]
-    preview = act(server, EXPERIMENT, "rollback", {**ROLLBACK, "dry_run": True}, key=None)
+    keyless = act(server, EXPERIMENT, "rollback", {**ROLLBACK, "dry_run": True}, key=None)
+    assert_problem(keyless, 400, "idempotency-key-missing")  # a write, as the OpenAPI document says
+    preview = act(server, EXPERIMENT, "rollback", {**ROLLBACK, "dry_run": True})
     assert preview.status_code == 200, preview.text
     plan = preview.json()
     assert plan["dry_run"] is True and plan["audit_id"] is None and plan["summary"].startswith("Would")

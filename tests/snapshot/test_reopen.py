@@ -110,4 +110,4 @@ def test_huge_file_is_refused_before_reading(tmp_path: Path) -> None:
     path = tmp_path / "huge.json"
     with path.open("wb") as handle:
         handle.truncate(600 * 1024 * 1024)  # sparse: no real disk used
-    assert "far larger than any snapshot" in _error(path)
+    assert "is larger than 128 MiB, more than any such file" in _error(path)

@@ -181,7 +181,7 @@ def test_generator_refuses_too_few_models(capsys: pytest.CaptureFixture[str], tm
     with pytest.raises(ValueError):
         generate_fleet(3, 0)
     assert cli.main(["fleet", "generate", "--models", "2", "--out", str(tmp_path / "x.json")]) == 2
-    assert "at least 4" in capsys.readouterr().err
+    assert "--models: must be from 4 to" in capsys.readouterr().err
 
 
 def test_validate_command_reports_ok_and_problems(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

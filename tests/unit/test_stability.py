@@ -191,10 +191,12 @@ def test_no_data_is_never_stable_or_unstable(events: list[tuple[float, float, fl
 
 @settings(max_examples=200, deadline=None)
 @given(sums())
-def test_health_is_no_data_exactly_when_the_rate_is_undefined(value: StabilitySums) -> None:
+def test_health_is_no_data_exactly_when_the_rate_is_undefined_or_a_ratio_overflows(value: StabilitySums) -> None:
     health = BANDS.health(value)
     rate_defined = value.weight > 0 and 0 < value.label_sum < value.weight
-    assert (health is Health.NO_DATA) == (not rate_defined)
+    meaningful = rate_defined and math.isfinite(value.prediction_sum / value.label_sum) and math.isfinite(
+        (value.cross_entropy_sum / value.weight) / binary_entropy(value.label_sum / value.weight))
+    assert (health is Health.NO_DATA) == (not meaningful)
 
 
 # --- bands -------------------------------------------------------------------------

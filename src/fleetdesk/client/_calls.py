@@ -28,6 +28,18 @@ log = logging.getLogger("fleetdesk.client")
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 REDACTED = "**********"
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+"""Most bytes of answers a client holds at once, all its concurrent calls together: a page of 1,000 models is
+about 1 MB, 500 events a few. Without it a server (or anything at its address) could send gigabytes into memory,
+and parsing them costs several times more; per call alone, a dozen calls at once would each take the cap."""
+
+
+class AnswerBudget:
+    """Bytes being read into memory right now, across a client's concurrent calls."""
+
+    def __init__(self, limit: int = MAX_ANSWER_BYTES) -> None:
+        self.limit = limit
+        self.held = 0
 
 
 class BearerAuth(httpx.Auth):
@@ -96,6 +108,7 @@ class Caller:
         self._retry = retry
         self._token = token
         self._rng = rng or random.Random()
+        self.budget = AnswerBudget()
 
     def redact(self, text: str) -> str:
         """``text`` with the token (should a server ever echo it) replaced."""
@@ -117,7 +130,7 @@ class Caller:
                     sending = True
                     server_hint: float | None = None
                     try:
-                        response = await self._send(call)
+                        response, body = await self._send(call)
                     except httpx.TransportError as error:
                         sending = False
                         maybe_delivered = maybe_delivered or not _never_sent(error)
@@ -125,7 +138,7 @@ class Caller:
                     else:
                         sending = False
                         maybe_delivered = True
-                        outcome = self._read(call, response)
+                        outcome = self._read(call, response, body)
                         if not isinstance(outcome, FleetdeskError):
                             return cast(T, outcome)
                         if not _worth_retrying(call, response, outcome):
@@ -146,7 +159,7 @@ class Caller:
         except TimeoutError:
             raise self._deadline_failure(call, maybe_delivered or sending) from None
 
-    async def _send(self, call: Call[Any]) -> httpx.Response:
+    async def _send(self, call: Call[Any]) -> tuple[httpx.Response, bytes]:
         headers = {"Accept": "application/json"}
         content: bytes | None = None
         if call.body is not None:
@@ -154,9 +167,15 @@ class Caller:
             content = call.body.model_dump_json().encode()
         if call.idempotency_key is not None:
             headers["Idempotency-Key"] = call.idempotency_key
-        return await self._http.request(call.method, call.path, params=call.params, content=content, headers=headers)
+        request = self._http.build_request(call.method, call.path, params=call.params, content=content,
+                                           headers=headers)
+        response = await self._http.send(request, stream=True)
+        try:
+            return response, await read_capped(response, call.label, self.budget)
+        finally:
+            await response.aclose()
 
-    def _read(self, call: Call[Any], response: httpx.Response) -> object:
+    def _read(self, call: Call[Any], response: httpx.Response, body: bytes) -> object:
         """The parsed body of a success, or the error the response stands for."""
         text_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         is_json = text_type == "application/json" or text_type.endswith("+json")
@@ -168,11 +187,11 @@ class Caller:
                     status=response.status_code,
                 )
             try:
-                return adapter(call.shape).validate_json(self.redact(response.text))
+                return adapter(call.shape).validate_json(self.redact(_text(body)))
             except ValidationError as error:
                 return BadResponse(f"{call.label}: the answer does not match this client's schema ({_first(error)})",
                                    status=response.status_code)
-        return error_from_problem(call.label, response.status_code, self.redact(response.text) if is_json else None)
+        return error_from_problem(call.label, response.status_code, self.redact(_text(body)) if is_json else None)
 
     def _transport_failure(self, call: Call[Any], error: httpx.TransportError, maybe_delivered: bool) -> FleetdeskError:
         reason = self.redact(str(error)) or type(error).__name__
@@ -187,6 +206,29 @@ class Caller:
         if call.changes_state and maybe_delivered:
             return _not_confirmed(call, f"no answer within {seconds}")
         return Unavailable(f"{call.label}: no answer within {seconds}")
+
+
+async def read_capped(response: httpx.Response, label: str, budget: AnswerBudget) -> bytes:
+    """The body of a streamed response, refused (BadResponse) once the budget's bytes in memory would pass its limit."""
+    declared = response.headers.get("content-length", "")
+    too_big = BadResponse(f"{label}: the answer is larger than {budget.limit // 2**20} MiB, far more than a"
+                          " fleetdesk server sends; is the address a fleetdesk server?", status=response.status_code)
+    if declared.isascii() and declared.isdigit() and int(declared) > budget.limit:
+        raise too_big
+    body = bytearray()
+    try:
+        async for chunk in response.aiter_bytes():  # decoded bytes, so a compressed bomb is held to the cap too
+            budget.held += len(chunk)
+            body += chunk
+            if budget.held > budget.limit:
+                raise too_big
+        return bytes(body)
+    finally:
+        budget.held -= len(body)
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", errors="replace")  # JSON is UTF-8 (RFC 8259)
 
 
 def _not_confirmed(call: Call[Any], why: str) -> NotConfirmed:

@@ -20,7 +20,7 @@ from typing import Literal, cast
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from fleetdesk.client._calls import Caller
+from fleetdesk.client._calls import Caller, read_capped
 from fleetdesk.client._errors import FleetdeskError, Forbidden, Unauthorized
 from fleetdesk.client._problems import error_from_problem
 from fleetdesk.client._policy import ClientTimeouts, EventStreamPolicy
@@ -230,9 +230,9 @@ class EventFeed:
 
     async def _refusal(self, response: httpx.Response) -> Exception:
         """Auth failures end the feed (retrying cannot help); anything else is a drop to retry."""
-        await response.aread()
+        text = (await read_capped(response, "event stream", self._caller.budget)).decode("utf-8", errors="replace")
         content_type = response.headers.get("content-type", "")
-        body = self._caller.redact(response.text) if "json" in content_type else None
+        body = self._caller.redact(text) if "json" in content_type else None
         error = error_from_problem("event stream", response.status_code, body)
         if isinstance(error, (Unauthorized, Forbidden)):
             return error

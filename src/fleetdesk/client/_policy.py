@@ -7,11 +7,13 @@ import random
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleetdesk.domain.bounds import FINITE
+
 
 class ClientTimeouts(BaseModel):
     """Seconds. ``deadline`` bounds a whole call, retries and backoff included."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
     connect: float = Field(default=2.0, gt=0.0, description="Opening a TCP connection")
     read: float = Field(default=10.0, gt=0.0, description="Between bytes of a response")
@@ -33,7 +35,7 @@ class ClientTimeouts(BaseModel):
 class RetryPolicy(BaseModel):
     """Bounded retries with full-jitter exponential backoff (AWS architecture blog, 2015)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
     attempts: int = Field(default=4, ge=1, description="Tries per call, the first included")
     base_delay: float = Field(default=0.1, ge=0.0)
@@ -54,7 +56,7 @@ class RetryPolicy(BaseModel):
 class EventStreamPolicy(BaseModel):
     """How the live feed reconnects, and when it gives up on the stream and polls instead."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
     reconnect_base: float = Field(default=0.5, ge=0.0, description="First reconnect backoff ceiling, seconds")
     reconnect_max: float = Field(default=15.0, ge=0.0, description="Largest reconnect backoff ceiling, seconds")

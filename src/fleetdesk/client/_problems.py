@@ -67,6 +67,8 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
         return RuleViolation(f"{label}: not allowed by the rules ({said}){instead}", **common)
     if kind == ProblemType.UNAVAILABLE:
         return Unavailable(f"{label}: the server is not ready ({said})", **common)
+    if kind == ProblemType.STORAGE_FULL:
+        return Unavailable(f"{label}: not done, the server's disk is full ({said})", **common)
     if status >= 500:
         return ServerError(f"{label}: the server failed ({said})", **common)
     if problem.errors:

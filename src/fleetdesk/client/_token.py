@@ -11,10 +11,13 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from fleetdesk.client._errors import TokenError
+from fleetdesk.settings.local_files import KIB, FileRefused, read_text_file
 
 DEFAULT_ENV_VAR = "FLEETDESK_TOKEN"
 # A bearer token is one printable word; anything else is a paste accident.
 _TOKEN = re.compile(r"[\x21-\x7e]+")
+MAX_TOKEN_FILE_BYTES = 4 * KIB
+"""A token is under 100 bytes; a bigger file is the wrong file (and is not read into memory)."""
 
 
 def load_token(
@@ -50,7 +53,9 @@ def _from_file(path: Path) -> SecretStr:
             f" (mode {stat.S_IMODE(info.st_mode):04o}); run: chmod 600 {path}"
         )
     try:
-        value = path.read_text(encoding="utf-8").strip()
+        value = read_text_file(path, MAX_TOKEN_FILE_BYTES).strip()
+    except FileRefused as error:
+        raise TokenError(f"token file {path} {error.strerror}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise TokenError(f"cannot read token file {path}: {type(error).__name__}") from None
     if not value:

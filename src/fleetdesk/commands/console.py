@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from fleetdesk.commands.arguments import identifier
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -16,10 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--token-file (mode 0600). Settings also come from the config file; flags win.",
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--server", metavar="URL", help="fleetdesk server to talk to")
+    where.add_argument("--server", type=identifier, metavar="URL", help="fleetdesk server to talk to")
     where.add_argument("--fleet", metavar="NAME", help="start an embedded backend with this fixture fleet (e.g. small)")
     parser.add_argument("--token-file", type=Path, metavar="PATH", help="0600 file holding the bearer token")
-    parser.add_argument("--theme", help="theme name (see the command palette, ctrl+p)")
+    parser.add_argument("--theme", type=identifier, help="theme name (see the command palette, ctrl+p)")
     parser.add_argument("--ascii", action="store_true", default=None, help="ASCII-only boxes and charts")
     parser.add_argument("--read-only", action="store_true", default=None, help="hide every action key")
     parser.set_defaults(func=run)
@@ -30,12 +32,16 @@ def run(args: argparse.Namespace) -> int:
 
     from fleetdesk.client import FleetdeskError, load_token
     from fleetdesk.console.app import Backend, FleetdeskApp
-    from fleetdesk.settings.console import load_settings
+    from fleetdesk.settings.console import SettingsError, load_settings
 
-    settings = load_settings(
-        server_url=args.server, token_file=args.token_file, theme=args.theme,
-        ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None), read_only=args.read_only,
-    )
+    try:
+        settings = load_settings(
+            server_url=args.server, token_file=args.token_file, theme=args.theme,
+            ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None), read_only=args.read_only,
+        )
+    except SettingsError as error:
+        print(f"fleetdesk console: {error}", file=sys.stderr)
+        return 2
     embedded = None
     try:
         if args.fleet:

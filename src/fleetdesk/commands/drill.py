@@ -33,13 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+MAX_SPEED = 3600.0
+"""Buckets per wall second: an hour of hourly buckets a second is past what a human can follow."""
+
+
 def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be above 0")
+    if not 0 < value <= MAX_SPEED:  # also refuses inf and nan, which float() reads
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_SPEED:g}")
     return value
 
 
@@ -77,14 +81,19 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
 
     from fleetdesk.settings import locations
     from fleetdesk.console.app import Backend
-    from fleetdesk.settings.console import load_settings
     from fleetdesk.console.drill.app import DrillApp
+    from fleetdesk.settings.console import SettingsError, load_settings
     from fleetdesk.drills.replay import write_fleet
     from fleetdesk.drills.scoring import to_markdown
     from fleetdesk.drills.session import DrillRun
     from fleetdesk.drills.backend import BackendStartError, DrillBackend
 
     out_dir = args.out or locations.data_dir() / "drills"
+    try:
+        settings = load_settings(ascii=args.ascii)  # before the backend starts: a bad setting starts nothing
+    except SettingsError as error:
+        print(f"fleetdesk drill: {error}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="fleetdesk-drill-") as temp:
         try:
             backend = DrillBackend.start(write_fleet(fleet, Path(temp) / "fleet.json"), scenario.start)
@@ -95,7 +104,6 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
             run = DrillRun(scenario, name, plan, backend.url, backend.admin_token, args.speed)
             # The engineer signs in as on-call for every team, so every playbook action can be tried.
             console_backend = Backend(backend.url, backend.oncall_token, label=f"drill {name}")
-            settings = load_settings(ascii=args.ascii)
             app = DrillApp(console_backend, run, out_dir=out_dir, settings=settings,
                            conclude_by_itself=script is None)
             if script is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fleetdesk.commands.arguments import identifier
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -16,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "burn rates and alerts, blast radius and upstream chain. Exit 2 for an unknown model or a bad fleet file."
         ),
     )
-    parser.add_argument("model_id", metavar="MODEL_ID", help="model id, e.g. ig_feed_late-stage_mtml.v41")
+    parser.add_argument("model_id", type=identifier, metavar="MODEL_ID", help="model id, e.g. ig_feed_late-stage_mtml.v41")
     parser.add_argument("--fleet", default="small", help="fixture fleet name (small, large) or fleet file path")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(func=run)

@@ -7,6 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+from fleetdesk.commands.arguments import name, whole
+
+MAX_MODELS = 100_000
+"""Twice the largest fleet benchmarked (50,000); a generated fleet is built in memory, file and history."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -20,9 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a generated fleet file",
         description="Write a valid fleet of exactly N models with 32 days of metric history recipe.",
     )
-    generate.add_argument("--models", type=int, required=True, metavar="N", help="number of models (at least 4)")
-    generate.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    generate.add_argument("--name", default=None, help="fleet name (default: generated-N-seedS)")
+    generate.add_argument("--models", type=whole(4, MAX_MODELS), required=True, metavar="N",
+                          help=f"number of models (4 to {MAX_MODELS:,})")
+    generate.add_argument("--seed", type=whole(0, 2**63 - 1), default=0, metavar="S", help="random seed (default 0)")
+    generate.add_argument("--name", type=name, default=None, help="fleet name (default: generated-N-seedS)")
     generate.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON fleet file")
     generate.set_defaults(func=run_generate)
     validate = actions.add_parser(
@@ -39,9 +45,6 @@ def run_generate(args: argparse.Namespace) -> int:
     from fleetdesk.fleets.generator import generate_fleet
     from fleetdesk.fleets import FleetFileError, build_fleet
 
-    if args.models < 4:
-        print("fleetdesk fleet generate: --models must be at least 4", file=sys.stderr)
-        return 2
     out = Path(args.out)
     file = generate_fleet(args.models, args.seed, name=args.name)
     try:
@@ -67,7 +70,7 @@ def run_validate(args: argparse.Namespace) -> int:
     try:
         fleet = load_fleet(args.fleet)
     except FleetFileError as error:
-        print(str(error), file=sys.stderr)
+        print(f"fleetdesk fleet validate: {error}", file=sys.stderr)
         return 1
     history = fleet.file.history
     print(

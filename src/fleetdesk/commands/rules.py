@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fleetdesk.commands.arguments import identifier
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -18,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("kind", choices=("recording", "alerts"), help="which rule file to print")
     parser.add_argument("--fleet", default="small", help="fixture fleet name or path to a fleet file (default: small)")
-    parser.add_argument("--server-url", default=None, metavar="URL",
+    parser.add_argument("--server-url", type=identifier, default=None, metavar="URL",
                         help="the fleetdesk server named in alert annotations' console command"
                              " (default http://127.0.0.1:8787, as fleetdesk serve)")
     parser.set_defaults(func=run)

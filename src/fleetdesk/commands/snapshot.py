@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from fleetdesk.commands.arguments import identifier, whole
+
 WINDOWS = ("1h", "6h", "24h", "7d", "28d")
 
 
@@ -25,9 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Authorization headers, credentials in URLs and the [snapshot] secret_patterns of the config file are "
         "masked. Files are written atomically under the data dir's snapshots/ folder unless --out is given.",
     )
-    export.add_argument("--server", required=True, metavar="URL", help="fleetdesk server to read from")
-    export.add_argument("--model", required=True, metavar="ID", help="the model the handoff is about")
-    export.add_argument("--incident", type=int, metavar="ID",
+    export.add_argument("--server", required=True, type=identifier, metavar="URL", help="fleetdesk server to read from")
+    export.add_argument("--model", required=True, type=identifier, metavar="ID", help="the model the handoff is about")
+    export.add_argument("--incident", type=whole(0, 2**63 - 1, "an incident id"), metavar="ID",
                         help="incident to hand over (default: the model's open incident, if any)")
     export.add_argument("--out", type=Path, metavar="DIR", help="folder to write into (default: DATA_DIR/snapshots)")
     export.add_argument("--window", action="append", choices=WINDOWS, metavar="W",

@@ -7,15 +7,24 @@ import re
 import sys
 from datetime import timedelta
 
-_DURATION = re.compile(r"^(\d+)([mhd])$")
+from fleetdesk.commands.arguments import name
+from fleetdesk.domain.text import sanitize
+
+_DURATION = re.compile(r"^(\d{1,7})([mhd])$")
+LONGEST_TOKEN = timedelta(days=3650)
+"""Ten years: a token meant to outlive that should not expire at all (leave --expires-in out)."""
 
 
 def _duration(text: str) -> timedelta:
     match = _DURATION.match(text.strip())
     if not match:
-        raise argparse.ArgumentTypeError(f"expected a duration like 90m, 12h or 30d, not {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a duration like 90m, 12h or 30d, not {sanitize(repr(text), 40)}")
     amount, unit = int(match.group(1)), match.group(2)
-    return {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
+    span = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
+    if not timedelta(minutes=1) <= span <= LONGEST_TOKEN:
+        # 0m would make a token that is expired before anyone uses it.
+        raise argparse.ArgumentTypeError(f"must be from 1m to {LONGEST_TOKEN.days}d, not {text}")
+    return span
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,16 +34,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     create = actions.add_parser("create", help="create a token and print it once on stdout")
     create.add_argument("--db", required=True, help="the server's SQLite file")
-    create.add_argument("--user", required=True, help="who the token is for (shown in the audit log)")
+    create.add_argument("--user", required=True, type=name, help="who the token is for (shown in the audit log)")
     create.add_argument("--role", required=True, choices=("viewer", "oncall", "admin"))
-    create.add_argument("--team", action="append", default=[], help="team scope for oncall (repeatable)")
+    create.add_argument("--team", action="append", type=name, default=[], help="team scope for oncall (repeatable)")
     create.add_argument("--expires-in", type=_duration, help="e.g. 12h or 30d (default: never)")
     create.set_defaults(func=run_create)
 
     revoke = actions.add_parser("revoke", help="revoke every token of a user, or one token read from stdin")
     revoke.add_argument("--db", required=True, help="the server's SQLite file")
     which = revoke.add_mutually_exclusive_group(required=True)
-    which.add_argument("--user", help="revoke all of this user's tokens")
+    which.add_argument("--user", type=name, help="revoke all of this user's tokens")
     which.add_argument("--token-stdin", action="store_true", help="read the token to revoke from stdin")
     revoke.set_defaults(func=run_revoke)
 
@@ -44,10 +53,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _store(path: str):  # noqa: ANN202 - keeps the heavy import lazy
-    from fleetdesk.server.store import Store
+    from fleetdesk.server.store import Store, StoreError
 
     store = Store(path)
-    store.migrate()
+    try:
+        store.migrate()
+    except StoreError as error:  # --db names a directory, another kind of file, ...: a usage mistake
+        print(f"fleetdesk token: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
     return store
 
 
@@ -78,7 +91,12 @@ def run_revoke(args: argparse.Namespace) -> int:
     store = _store(args.db)
     try:
         if args.token_stdin:
-            count = revoke_tokens(store, token=sys.stdin.readline().strip())
+            line = sys.stdin.readline(4096)  # a token is under 100 characters: never read an endless line
+            if len(line) >= 4096:
+                print("fleetdesk token revoke: stdin holds no token (its first line is over 4096 characters)",
+                      file=sys.stderr)
+                return 2
+            count = revoke_tokens(store, token=line.strip())
         else:
             count = revoke_tokens(store, user=args.user)
     finally:

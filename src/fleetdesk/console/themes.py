@@ -10,6 +10,7 @@ from textual.theme import Theme
 
 from fleetdesk.settings import locations
 from fleetdesk.domain.text import sanitize
+from fleetdesk.settings.local_files import MIB, read_text_file
 
 
 class ThemeFile(BaseModel):
@@ -43,7 +44,7 @@ def load_themes(directories: list[Path] | None = None) -> tuple[list[Theme], lis
             continue
         for path in sorted(directory.glob("*.toml")):
             try:
-                theme = ThemeFile.model_validate(tomllib.loads(path.read_text(encoding="utf-8"))).to_theme()
+                theme = ThemeFile.model_validate(tomllib.loads(read_text_file(path, MIB))).to_theme()
             except (OSError, tomllib.TOMLDecodeError, ValidationError, ValueError) as error:
                 problems.append(sanitize(f"theme {path.name} skipped: {type(error).__name__}: {error}", limit=300))
                 continue

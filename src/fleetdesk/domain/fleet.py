@@ -12,8 +12,9 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleetdesk.domain.bounds import FINITE, LONGEST, MomentText, Span
 from fleetdesk.domain.model_type import Vocabulary
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.slo import SloPolicy
@@ -21,17 +22,31 @@ from fleetdesk.domain.stability import HealthBands
 
 FLEET_SCHEMA_VERSION = 1
 
+# A recipe's numbers multiply into every bucket it draws (events x traffic shift x noise, NE x regression x
+# noise, ...), so each is bounded to where the product stays inside what one bucket may carry
+# (fleetdesk.domain.bounds.MAX_BUCKET_SUM, MAX_SIGNAL) and a drill can ingest it.
+MAX_EVENTS_PER_BUCKET = 1e9
+MAX_RATIO = 100.0
+"""Largest typical calibration or NE of a profile."""
+MAX_MAGNITUDE = 1e3
+"""Largest incident magnitude, and the smallest is its inverse (see synthetic.MAX_EFFECT for overlaps)."""
+MAX_NOISE = 0.5
+"""Relative noise above ~0.5 would flip the sign of a sum."""
+MIN_BUCKET = timedelta(seconds=1)  # integration tests replay Prometheus scrapes with 4 s buckets
+MAX_HISTORY_BUCKETS = 20_000
+"""Buckets per model a history may hold (28 days hourly is 672; the whole history is generated in memory)."""
+
 
 class MetricProfile(BaseModel):
     """A model's steady behaviour, from which noisy buckets are drawn."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
-    events_per_bucket: float = Field(gt=0.0)
-    base_rate: float = Field(gt=0.0, lt=1.0, description="Share of positive labels")
-    calibration: float = Field(gt=0.0, description="Typical Σ predictions / Σ labels")
-    normalized_entropy: float = Field(gt=0.0, description="Typical NE")
-    noise: float = Field(default=0.01, ge=0.0, description="Relative bucket-to-bucket noise")
+    events_per_bucket: float = Field(ge=1.0, le=MAX_EVENTS_PER_BUCKET)
+    base_rate: float = Field(ge=1e-6, le=1.0 - 1e-6, description="Share of positive labels")
+    calibration: float = Field(ge=1.0 / MAX_RATIO, le=MAX_RATIO, description="Typical Σ predictions / Σ labels")
+    normalized_entropy: float = Field(ge=1.0 / MAX_RATIO, le=MAX_RATIO, description="Typical NE")
+    noise: float = Field(default=0.01, ge=0.0, le=MAX_NOISE, description="Relative bucket-to-bucket noise")
     seed: int = 0
 
 
@@ -45,13 +60,13 @@ class IncidentKind(StrEnum):
 class MetricIncident(BaseModel):
     """A deliberate disturbance of one model's metrics over a time span."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
     model_id: str
     kind: IncidentKind
-    start: AwareDatetime
-    end: AwareDatetime | None = Field(default=None, description="None: still going")
-    magnitude: float = Field(default=1.0, gt=0.0)
+    start: MomentText
+    end: MomentText | None = Field(default=None, description="None: still going")
+    magnitude: float = Field(default=1.0, ge=1.0 / MAX_MAGNITUDE, le=MAX_MAGNITUDE)
     story: str = ""
 
     @model_validator(mode="after")
@@ -64,9 +79,9 @@ class MetricIncident(BaseModel):
 class MetricHistory(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    start: AwareDatetime
-    end: AwareDatetime
-    bucket: timedelta = timedelta(hours=1)
+    start: MomentText
+    end: MomentText
+    bucket: Span = timedelta(hours=1)
     profiles: dict[str, MetricProfile]
     incidents: list[MetricIncident] = []
 
@@ -74,8 +89,10 @@ class MetricHistory(BaseModel):
     def _ordered(self) -> MetricHistory:
         if self.end <= self.start:
             raise ValueError("end must be after start")
-        if self.bucket <= timedelta(0):
-            raise ValueError("bucket must be positive")
+        if self.bucket < MIN_BUCKET:
+            raise ValueError(f"bucket must be at least {MIN_BUCKET}")
+        if self.end - self.start > LONGEST or (self.end - self.start) / self.bucket > MAX_HISTORY_BUCKETS:
+            raise ValueError(f"history must span at most {LONGEST.days} days and {MAX_HISTORY_BUCKETS:,} buckets")
         return self
 
 

@@ -8,8 +8,9 @@ from collections.abc import Iterable
 
 from enum import StrEnum
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.model_type import ModelType, ModelTypeError, Vocabulary
 
 TRAFFIC_TOLERANCE = 1e-6
@@ -53,7 +54,7 @@ class LaunchPhase(StrEnum):
 class Model(BaseModel):
     """One model instance in the registry (ModelMetadata)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
     id: str = Field(min_length=1, max_length=256)
     type: str = Field(description="Model type string, app_surface_position_architecture")
@@ -70,8 +71,8 @@ class Model(BaseModel):
     launch_phase: LaunchPhase = LaunchPhase.LAUNCHED
     upstream_model_ids: tuple[str, ...] = ()
     purpose: str = Field(min_length=1, description="What the model does, one sentence")
-    created_at: AwareDatetime
-    updated_at: AwareDatetime
+    created_at: Moment
+    updated_at: Moment
 
 
 class RegistryViolation(BaseModel):

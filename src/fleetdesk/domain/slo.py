@@ -13,8 +13,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleetdesk.domain.bounds import FINITE, Moment, Span
 from fleetdesk.domain.stability import Health
 
 
@@ -26,12 +27,12 @@ class Severity(StrEnum):
 class BurnRateRule(BaseModel):
     """Fires when the burn rate over both windows is at or above the threshold."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
     name: str
     severity: Severity
-    long_window: timedelta
-    short_window: timedelta
+    long_window: Span
+    short_window: Span
     threshold: float = Field(gt=0.0, allow_inf_nan=False)
 
     @model_validator(mode="after")
@@ -54,11 +55,12 @@ DEFAULT_RULES: tuple[BurnRateRule, ...] = (
 class SloPolicy(BaseModel):
     """Objective over a rolling window of fixed-length slices, plus alert rules."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
-    objective: float = Field(default=0.99, gt=0.0, lt=1.0)
-    window: timedelta = timedelta(days=28)
-    slice: timedelta = timedelta(hours=1)
+    # Six nines at most: the budget is 1 - objective, and burn rates divide by it.
+    objective: float = Field(default=0.99, gt=0.0, le=0.999999)
+    window: Span = timedelta(days=28)
+    slice: Span = timedelta(hours=1)
     rules: tuple[BurnRateRule, ...] = DEFAULT_RULES
 
     @model_validator(mode="after")
@@ -75,16 +77,16 @@ class SloPolicy(BaseModel):
 
 
 class SliceHealth(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
-    start: AwareDatetime
+    start: Moment
     health: Health
 
 
 class SliceCounts(BaseModel):
     """Good and bad slice counts over some window."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
     good: int = 0
     bad: int = 0
@@ -96,14 +98,14 @@ class SliceCounts(BaseModel):
 
 
 class BurnRate(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
-    window: timedelta
+    window: Span
     rate: float | None = Field(description="None when the window holds no evaluated slice")
 
 
 class ActiveAlert(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
     rule: str
     severity: Severity
@@ -115,11 +117,11 @@ class ActiveAlert(BaseModel):
 class SloStatus(BaseModel):
     """Where a model stands against its SLO at one moment."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, **FINITE)
 
     objective: float
-    window: timedelta
-    evaluated_at: AwareDatetime
+    window: Span
+    evaluated_at: Moment
     counts: SliceCounts
     budget_total: float = Field(description="Bad slices the objective allows in the window")
     budget_remaining: float | None = Field(

@@ -3,7 +3,9 @@
 Buckets carry only additive sums so any window is the plain sum of its buckets;
 ratios are computed after summing, never averaged. A bucket with no events, or
 with a background rate of exactly 0 or 1 (no positives, or no negatives), has
-no defined NE: it is *no data*, never healthy and never violating.
+no defined NE: it is *no data*, never healthy and never violating. So is a
+window whose ratios overflow (a sum so small that dividing by it gives
+infinity): it says nothing about the model.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import math
 from collections.abc import Iterable
 from enum import StrEnum
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from fleetdesk.domain.bounds import MAX_SIGNAL, BucketSum, Moment, signal_problem
 
 EPSILON = 1e-7
 """Predictions are clipped to [ε, 1-ε] before taking logs."""
@@ -65,27 +69,72 @@ class StabilitySums(BaseModel):
 
     @property
     def has_data(self) -> bool:
-        rate = self.background_rate
-        return rate is not None and 0.0 < rate < 1.0
+        """The background rate is strictly between 0 and 1 and both ratios are finite."""
+        return self._signals() is not None
 
     @property
     def calibration(self) -> float | None:
         """Σ predictions / Σ labels; 1.0 is ideal; None when there is no data."""
-        return self.prediction_sum / self.label_sum if self.has_data else None
+        signals = self._signals()
+        return None if signals is None else signals[0]
 
     @property
     def normalized_entropy(self) -> float | None:
         """Mean log loss over the entropy of the background rate; lower is better."""
-        if not self.has_data:
+        signals = self._signals()
+        return None if signals is None else signals[1]
+
+    def _signals(self) -> tuple[float, float] | None:
+        rate = self.background_rate
+        if rate is None or not 0.0 < rate < 1.0:
             return None
-        rate = self.label_sum / self.weight
-        return (self.cross_entropy_sum / self.weight) / binary_entropy(rate)
+        calibration = self.prediction_sum / self.label_sum
+        ne = (self.cross_entropy_sum / self.weight) / binary_entropy(rate)
+        return (calibration, ne) if math.isfinite(calibration) and math.isfinite(ne) else None
 
 
 class StabilityBucket(StabilitySums):
-    """The sums of one model over one time bucket starting at ``start``."""
+    """The sums of one model over one time bucket starting at ``start``.
 
-    start: AwareDatetime
+    One bucket's sums are bounded and its ratios must stay finite (fleetdesk.domain.bounds), so a bucket that
+    enters (ingested, read from Prometheus, reopened from a snapshot) can be charted and summed into any window.
+    """
+
+    weight: BucketSum = Field(default=0.0, description="Event count or total weight")
+    label_sum: BucketSum = 0.0
+    prediction_sum: BucketSum = 0.0
+    cross_entropy_sum: BucketSum = 0.0
+    start: Moment
+
+    # Field order is weight, label_sum, prediction_sum, cross_entropy_sum: each ratio is checked on its last
+    # operand, so the error names a field of the bucket. (Plain arithmetic, not a StabilitySums: a 28-day chart
+    # validates 1,344 buckets.)
+    @field_validator("prediction_sum")
+    @classmethod
+    def _calibration_finite(cls, value: float, info: ValidationInfo) -> float:
+        labels, rate = _rate(info)
+        return _checked("calibration", value / labels if rate is not None else None, value)
+
+    @field_validator("cross_entropy_sum")
+    @classmethod
+    def _ne_finite(cls, value: float, info: ValidationInfo) -> float:
+        _, rate = _rate(info)
+        weight = info.data.get("weight", 0.0)
+        return _checked("NE", (value / weight) / binary_entropy(rate) if rate is not None else None, value)
+
+
+def _rate(info: ValidationInfo) -> tuple[float, float | None]:
+    """The label sum validated so far, and the background rate when it is defined (as StabilitySums.has_data)."""
+    weight, labels = info.data.get("weight", 0.0), info.data.get("label_sum", 0.0)
+    rate = labels / weight if weight > 0.0 else None
+    return labels, rate if rate is not None and 0.0 < rate < 1.0 else None
+
+
+def _checked(name: str, signal: float | None, value: float) -> float:
+    problem = signal_problem(name, signal)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 def merge(sums: Iterable[StabilitySums]) -> StabilitySums:
@@ -117,9 +166,9 @@ class HealthBands(BaseModel):
 
     model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
-    calibration_low: float = Field(gt=0.0)
-    calibration_high: float = Field(gt=0.0)
-    ne_max: float = Field(gt=0.0, description="NE above this is unstable")
+    calibration_low: float = Field(gt=0.0, le=MAX_SIGNAL)
+    calibration_high: float = Field(gt=0.0, le=MAX_SIGNAL)
+    ne_max: float = Field(gt=0.0, le=MAX_SIGNAL, description="NE above this is unstable")
 
     @model_validator(mode="after")
     def _ordered(self) -> HealthBands:

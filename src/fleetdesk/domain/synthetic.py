@@ -42,6 +42,9 @@ _DAILY_SWING = 0.3
 _PEAK_HOUR = 15.0
 _MIN_RATE = 1e-9
 _MAX_RATE = 0.999
+MAX_EFFECT = 1e3
+"""Overlapping incidents multiply; their combined effect on a bucket is held to [1/MAX_EFFECT, MAX_EFFECT],
+as one incident's magnitude is (fleetdesk.domain.fleet.MAX_MAGNITUDE), so no pile-up leaves a bucket's bounds."""
 
 
 class BucketRow(NamedTuple):
@@ -127,7 +130,15 @@ def _incident_effects(
                 effect.ne *= incident.magnitude
             elif incident.kind is IncidentKind.TRAFFIC_SHIFT:
                 effect.weight *= incident.magnitude
+    for effect in effects.values():
+        effect.calibration = _held(effect.calibration)
+        effect.ne = _held(effect.ne)
+        effect.weight = _held(effect.weight)
     return effects, stopped
+
+
+def _held(factor: float) -> float:
+    return min(max(factor, 1.0 / MAX_EFFECT), MAX_EFFECT)
 
 
 def synthesize_rows(

@@ -18,22 +18,26 @@ import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fleetdesk.domain.fleet import IncidentKind, MetricIncident
 from fleetdesk.domain import playbook
 from fleetdesk.domain.attention import Attention
+from fleetdesk.domain.bounds import FINITE, MomentText, Span
+from fleetdesk.domain.fleet import MAX_MAGNITUDE, IncidentKind, MetricIncident
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.playbook import Neighbour, Situation
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.stability import Health
+from fleetdesk.settings.local_files import MIB, read_text_file
 from fleetdesk.wire import ActionKind, EscalationTarget
 
 SCENARIO_SUFFIX = ".toml"
+MAX_WALL_SECONDS = 86_400.0
+"""Longest wall-clock limit a drill may set (TOML also spells inf and nan, which no limit can be)."""
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
 
 class Injection(_Strict):
@@ -41,10 +45,11 @@ class Injection(_Strict):
 
     model_id: str = Field(min_length=1)
     kind: IncidentKind
-    after: timedelta = Field(description="When it starts, from the drill's start")
-    lasts: timedelta | None = Field(default=None, description="How long; None: until the replay ends")
-    magnitude: float = Field(default=1.0, gt=0.0, description="Ratio, as in domain.fleet.MetricIncident")
-    ramp: timedelta | None = Field(
+    after: Span = Field(description="When it starts, from the drill's start")
+    lasts: Span | None = Field(default=None, description="How long; None: until the replay ends")
+    magnitude: float = Field(default=1.0, ge=1.0 / MAX_MAGNITUDE, le=MAX_MAGNITUDE,
+                             description="Ratio, as in domain.fleet.MetricIncident")
+    ramp: Span | None = Field(
         default=None,
         description="Calibration drift only: reach the full magnitude after this long, then hold it"
         " (without it the drift ramps over its whole span, as in domain.synthetic)",
@@ -88,7 +93,7 @@ class ExpectedIncident(_Strict):
     """An incident the injections should open: checks the drill itself, not the engineer."""
 
     model_id: str = Field(min_length=1, description="A model the incident opens on or joins")
-    by: timedelta = Field(description="Latest scenario time (from the drill's start) it should be open")
+    by: Span = Field(description="Latest scenario time (from the drill's start) it should be open")
 
 
 class ActionMatch(_Strict):
@@ -118,7 +123,7 @@ class ExpectedResponse(_Strict):
     id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     description: str = Field(min_length=1)
     any_of: list[ActionMatch] = Field(min_length=1)
-    within: float = Field(gt=0.0, description="Wall seconds after the first page")
+    within: float = Field(gt=0.0, le=MAX_WALL_SECONDS, description="Wall seconds after the first page")
     mitigation: bool = Field(default=True, description="Counts for 'time to first correct mitigation'")
 
 
@@ -130,8 +135,9 @@ class WrongAction(_Strict):
 
 
 class Grading(_Strict):
-    acknowledge_within: float = Field(gt=0.0, description="Wall seconds from the first page to the ack")
-    time_limit: float = Field(gt=0.0, description="Wall seconds the drill runs at most")
+    acknowledge_within: float = Field(gt=0.0, le=MAX_WALL_SECONDS,
+                                      description="Wall seconds from the first page to the ack")
+    time_limit: float = Field(gt=0.0, le=MAX_WALL_SECONDS, description="Wall seconds the drill runs at most")
 
 
 class Scenario(_Strict):
@@ -142,12 +148,12 @@ class Scenario(_Strict):
     summary: str = Field(min_length=1, max_length=200, description="One line, for `fleetdesk drill --list`")
     story: str = Field(min_length=1, description="What is happening, told to the engineer after the drill")
     fleet: str = Field(min_length=1, description="Fixture fleet name or path")
-    start: AwareDatetime = Field(
+    start: MomentText = Field(
         description="Scenario time the drill starts at; the fleet's history is moved to end here"
         " (a fixed start keeps the replay's daily traffic curve, and so its buckets, the same on every run)"
     )
     seed: int = Field(default=0, description="Noise seed of the replay (mixed with each model's own)")
-    length: timedelta = Field(description="Scenario time replayed; one bucket per tick")
+    length: Span = Field(description="Scenario time replayed; one bucket per tick")
     injections: list[Injection] = Field(min_length=1)
     incidents: list[ExpectedIncident] = Field(min_length=1)
     responses: list[ExpectedResponse] = Field(min_length=1)
@@ -184,8 +190,11 @@ class ScenarioError(ValueError):
     def __init__(self, source: str, problems: list[ScenarioProblem], what: str = "scenario") -> None:
         self.source = source
         self.problems = problems
+        if len(problems) == 1:  # one line, like every other error of the command line
+            super().__init__(f"{source}: invalid {what}: {problems[0].field}: {problems[0].message}")
+            return
         lines = "\n".join(f"  - {p.field}: {p.message}" for p in problems)
-        super().__init__(f"{source}: invalid {what} ({len(problems)} problem(s)):\n{lines}")
+        super().__init__(f"{source}: invalid {what} ({len(problems)} problems):\n{lines}")
 
 
 def _field(loc: tuple[int | str, ...]) -> str:
@@ -215,7 +224,7 @@ def load_scenario(name_or_path: str | Path) -> tuple[Scenario, Path]:
     """A shipped scenario by name, or a file by path; validated for shape (see check_against_fleet)."""
     path = resolve_scenario(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, MIB)
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")]) from None
     return parse_scenario(text, str(path)), path
@@ -226,7 +235,7 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
 
     candidate = Path(name_or_path)
     if candidate.suffix == SCENARIO_SUFFIX or candidate.exists():
-        if not candidate.is_file():
+        if not candidate.exists():  # anything else that is not a regular file is refused when it is read
             raise ScenarioError(str(candidate), [ScenarioProblem(field="(file)", message="no such file")])
         return candidate
     shipped = scenarios_dir() / f"{name_or_path}{SCENARIO_SUFFIX}"

@@ -23,14 +23,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
-from fleetdesk.drills.scenario import ScenarioError, ScenarioProblem, _field
+from fleetdesk.domain.bounds import FINITE
+from fleetdesk.settings.local_files import MIB, read_text_file
+from fleetdesk.drills.scenario import MAX_WALL_SECONDS, ScenarioError, ScenarioProblem, _field
 
 
 
 class ScriptStep(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, **FINITE)
 
-    at: float = Field(ge=0.0, description="Wall seconds after the start (or after the first page)")
+    at: float = Field(ge=0.0, le=MAX_WALL_SECONDS, description="Wall seconds after the start (or after the first page)")
     origin: Literal["start", "page", "previous"] = Field(default="start", alias="from")
     keys: str | None = Field(default=None, min_length=1, description="Key names separated by spaces")
     type: str | None = Field(default=None, min_length=1, description="Text typed character by character")
@@ -68,7 +70,7 @@ class KeyScript(RootModel[list[ScriptStep]]):
 def load_script(path: Path) -> KeyScript:
     """Read and validate a script file; errors name the file and the step."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text_file(path, MIB))
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")], "key script") from None
     except json.JSONDecodeError as error:

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fleetdesk.settings import locations
+from fleetdesk.settings.local_files import MIB, read_text_file
 from fleetdesk.domain.fleet import FleetFile, MetricIncident
 from fleetdesk.domain.registry import Model, Registry, RegistryError
 from fleetdesk.domain.stability import HealthBands, StabilityBucket
@@ -23,6 +24,8 @@ from fleetdesk.domain.synthetic import BucketRow, Timeline, bucket_from_row, inc
 from fleetdesk.domain.text import sanitize
 
 BUILTIN_FLEETS = ("small", "large")
+MAX_FLEET_FILE_BYTES = 256 * MIB
+"""A generated fleet of 100,000 models is about 100 MB."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -32,8 +35,11 @@ class FleetFileError(ValueError):
     def __init__(self, source: Path | str, problems: list[str]) -> None:
         self.source = str(source)
         self.problems = problems
+        if len(problems) == 1:  # one line, like every other error of the command line
+            super().__init__(f"{sanitize(self.source)}: {problems[0]}")
+            return
         lines = "\n".join(f"  - {problem}" for problem in problems)
-        super().__init__(f"{sanitize(self.source)}: {len(problems)} problem(s) in fleet file:\n{lines}")
+        super().__init__(f"{sanitize(self.source)}: {len(problems)} problems in fleet file:\n{lines}")
 
 
 class Fleet:
@@ -92,7 +98,7 @@ def load_fleet(name_or_path: str, end_at: datetime | None = None) -> Fleet:
     """Load and fully validate a fleet; with ``end_at``, move its history to end there."""
     path = resolve_fleet_path(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, MAX_FLEET_FILE_BYTES)
     except (OSError, UnicodeDecodeError) as error:
         hint = f" (built-in fleets: {', '.join(BUILTIN_FLEETS)})" if not path.exists() else ""
         raise FleetFileError(path, [f"cannot read: {sanitize(str(getattr(error, 'strerror', None) or error))}{hint}"]) from None

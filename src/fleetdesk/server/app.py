@@ -12,7 +12,7 @@ from anyio import to_thread
 from fastapi import FastAPI
 
 from fleetdesk import __version__
-from fleetdesk.server import problems
+from fleetdesk.server import openapi, problems
 from fleetdesk.server.backend import Backend
 
 # FastAPI gives a request body parameter an alias that pydantic >= 2.12 reports as unused when it builds
@@ -20,6 +20,7 @@ from fleetdesk.server.backend import Backend
 # first request, and the warning would land on whatever terminal the server shares.
 warnings.filterwarnings("ignore", message="The 'alias' attribute with value 'body' was provided to the `Field",
                         category=UserWarning)
+from fleetdesk.server.limits import BodyLimitMiddleware
 from fleetdesk.server.prom import RequestMetrics, RequestMetricsMiddleware
 from fleetdesk.server.routes import actions, audit, events, fleet, incidents, ingest, models, system
 from fleetdesk.wire import API_PREFIX
@@ -69,5 +70,7 @@ def create_app(backend: Backend) -> FastAPI:
                    ingest.router, events.router):
         app.include_router(router)  # each router carries its full /v1 prefix, so route templates are whole
     app.include_router(system.probes)
-    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)
+    openapi.install(app, backend.demo)
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)  # outermost: counts refusals too
     return app

@@ -30,6 +30,8 @@ class Principal:
     role: AccessRole
     teams: tuple[str, ...]
     demo: bool = False
+    token_id: int | None = None
+    """The row of the token presented (None in demo mode), so access can be checked again while a stream is open."""
 
     def who(self) -> WhoAmI:
         return WhoAmI(user=self.user, role=self.role, teams=list(self.teams), demo=self.demo)
@@ -102,12 +104,31 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None, demo: bool
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise _unauthenticated("expected 'Authorization: Bearer <token>'")
-    row = conn.execute("SELECT user, role, teams, expires_at, revoked FROM tokens WHERE hash = ?",
+    row = conn.execute("SELECT id, user, role, teams, expires_at, revoked FROM tokens WHERE hash = ?",
                        (hash_token(token),)).fetchone()
     if row is None:
         raise _unauthenticated("unknown token")
+    ended = _ended(row)
+    if ended is not None:
+        raise _unauthenticated(ended)
+    return Principal(user=row["user"], role=AccessRole(row["role"]), teams=tuple(json.loads(row["teams"])),
+                     token_id=row["id"])
+
+
+def access_ended(conn: sqlite3.Connection, principal: Principal) -> str | None:
+    """Why ``principal``'s token no longer grants access ("token revoked", "token expired"), or None while it does.
+
+    Authentication happens once per request; a request that stays open (the event stream) asks this again.
+    """
+    if principal.token_id is None:
+        return None  # demo mode: no token to revoke
+    row = conn.execute("SELECT expires_at, revoked FROM tokens WHERE id = ?", (principal.token_id,)).fetchone()
+    return "token removed" if row is None else _ended(row)
+
+
+def _ended(row: sqlite3.Row) -> str | None:
     if row["revoked"]:
-        raise _unauthenticated("token revoked")
+        return "token revoked"
     if row["expires_at"] is not None and parse_iso(row["expires_at"]) <= wall_clock():
-        raise _unauthenticated("token expired")
-    return Principal(user=row["user"], role=AccessRole(row["role"]), teams=tuple(json.loads(row["teams"])))
+        return "token expired"
+    return None

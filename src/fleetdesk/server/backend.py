@@ -18,6 +18,7 @@ from fleetdesk.server.clock import Clock
 from fleetdesk.server.events import EventNotifier
 from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
+from fleetdesk.server.storage import StorageWatch
 from fleetdesk.server.store import FleetConfig, Store
 
 log = logging.getLogger("fleetdesk.server")
@@ -49,6 +50,8 @@ class Backend:
     evaluated_at: datetime | None = None
     """When every model's SLO state was last brought up to date (stored states may be older but still hold)."""
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
+    storage: StorageWatch | None = None
+    """Whether the database's disk takes writes (None: not watched)."""
 
     @classmethod
     def open(cls, db_path: Path | str, fleet: str | None, clock: Clock, *, demo: bool = False,
@@ -67,7 +70,7 @@ class Backend:
         config = store.fleet_config()
         backend = cls(store=store, clock=clock, config=config, registry=store.registry(config),
                       paging=paging or StorePagingTarget(), metrics=metrics or StoreMetricsSource(store), demo=demo,
-                      model_keys=store.model_keys())
+                      model_keys=store.model_keys(), storage=StorageWatch(store.path))
         backend.seeded = seeded
         backend._finish_interrupted_requests()
         backend.refresh_if_due()

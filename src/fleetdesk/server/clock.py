@@ -40,6 +40,12 @@ class Clock:
             self._frozen_at = moment
             return moment
 
+    def undo(self, moved_from: datetime, moved_to: datetime) -> None:
+        """Put a move back (its transaction did not commit), unless the clock has moved on since."""
+        with self._lock:
+            if self._frozen_at == moved_to:
+                self._frozen_at = moved_from
+
 
 def wall_clock() -> datetime:
     """Real UTC time, for security decisions (token expiry) that must not follow a frozen clock."""

@@ -23,7 +23,9 @@ from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import iso
 from fleetdesk.wire import IDEMPOTENCY_HEADER, ProblemType
 
-_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
+KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
+"""1-200 printable ASCII characters, no spaces (also the pattern in the OpenAPI document)."""
+_KEY = re.compile(KEY_PATTERN)
 
 AfterCommit = Callable[[], None]
 Work = Callable[[sqlite3.Connection], tuple[int, str, AfterCommit | None]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
+from fleetdesk.domain.bounds import MAX_TOTAL
 from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server import slo_board
 from fleetdesk.server.backend import Backend
@@ -86,6 +87,7 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
             total[i] += value
         if model_id not in newest or start > newest[model_id][0]:
             newest[model_id] = (start, health, sums)
+    _refuse_overflowing_totals(conn, request, totals)
     conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     count_days(conn, rows)
     conn.executemany(
@@ -109,3 +111,21 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL", unstable)}
     ) if unstable else []
     return IngestResult(accepted=len(rows), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids)
+
+
+def _refuse_overflowing_totals(conn: sqlite3.Connection, request: IngestRequest, totals: dict[str, list[float]]) -> None:
+    """422 naming the first bucket and field whose model's running total (a /metrics counter) would pass MAX_TOTAL."""
+    errors: list[FieldError] = []
+    for model_id, added in totals.items():
+        stored = conn.execute(f"SELECT {', '.join(f'total_{name}' for name in _SUMS)} FROM models WHERE id = ?",
+                              (model_id,)).fetchone()
+        index = next(i for i, bucket in enumerate(request.buckets) if bucket.model_id == model_id)
+        errors.extend(
+            FieldError(loc=["body", "buckets", index, name],
+                       message=f"the total {name} of {model_id} would pass {MAX_TOTAL:g}; nothing was stored")
+            for name, before, more in zip(_SUMS, stored, added)
+            if not before + more <= MAX_TOTAL  # also true when a stored total is already inf or NaN
+        )
+    if errors:
+        raise Problem(422, ProblemType.VALIDATION, f"{len(errors)} total(s) would overflow: {errors[0].message}",
+                      title="Invalid buckets", errors=errors[:100])

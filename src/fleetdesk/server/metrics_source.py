@@ -14,11 +14,19 @@ fleetdesk.server.integrations and implements exactly this):
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
 
 from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.domain.text import sanitize
 from fleetdesk.server.store import Store, epoch, from_epoch
+
+log = logging.getLogger("fleetdesk.server")
 
 
 class MetricsSourceError(RuntimeError):
@@ -49,8 +57,22 @@ class StoreMetricsSource(MetricsSource):
             " WHERE model_key = (SELECT key FROM models WHERE id = ?) AND start >= ? AND start < ? ORDER BY start",
             (model_id, epoch(start), epoch(end)),
         ).fetchall()
-        return [
-            StabilityBucket(start=from_epoch(row[0]), weight=row[1], label_sum=row[2], prediction_sum=row[3],
-                            cross_entropy_sum=row[4])
+        return valid_buckets(self.name, model_id, (
+            dict(start=from_epoch(row[0]), weight=row[1], label_sum=row[2], prediction_sum=row[3],
+                 cross_entropy_sum=row[4])
             for row in rows
-        ]
+        ))
+
+
+def valid_buckets(source: str, model_id: str, candidates: Iterable[dict[str, Any]]) -> list[StabilityBucket]:
+    """The candidates that are valid buckets; any other (stored before its sums were bounded, or sent by an
+    outside source) is left out, as a missing bucket is, and logged, so one bad row cannot fail a whole chart."""
+    buckets = []
+    for fields in candidates:
+        try:
+            buckets.append(StabilityBucket(**fields))
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            log.warning("metrics source %s: left out the bucket of %s at %s: %s: %s", source, sanitize(model_id),
+                        fields.get("start"), ".".join(map(str, first["loc"])), sanitize(first["msg"]))
+    return buckets

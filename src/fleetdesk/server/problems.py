@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import PROBLEM_CONTENT_TYPE, FieldError, ProblemDetails, ProblemType
 
 log = logging.getLogger("fleetdesk.server")
@@ -22,6 +23,8 @@ _TYPE_BY_STATUS = {
     403: ProblemType.FORBIDDEN,
     404: ProblemType.NOT_FOUND,
     405: ProblemType.METHOD_NOT_ALLOWED,
+    408: ProblemType.REQUEST_TIMEOUT,
+    413: ProblemType.PAYLOAD_TOO_LARGE,
     422: ProblemType.VALIDATION,
     503: ProblemType.UNAVAILABLE,
 }
@@ -49,6 +52,19 @@ def problem_response(details: ProblemDetails, instance: str | None = None,
         media_type=PROBLEM_CONTENT_TYPE,
         headers=headers,
     )
+
+
+def _disk_full(request: Request) -> JSONResponse:
+    # The write transaction was rolled back (Store.write): nothing changed and the key was not claimed, so the
+    # same intent can be sent again once space is freed. /readyz says not ready meanwhile.
+    storage = request.app.state.backend.storage
+    if storage is not None:
+        storage.write_found_disk_full()
+    log.error("database disk full on %s %s: the write was not made", request.method, sanitize(request.url.path))
+    details = ProblemDetails(type=ProblemType.STORAGE_FULL.value, title="Insufficient Storage", status=507,
+                             detail="the server's disk is full: nothing was changed; send the same request again"
+                             " (same Idempotency-Key) once space is freed")
+    return problem_response(details, request.url.path, {"Retry-After": "60"})
 
 
 def install(app: FastAPI) -> None:
@@ -83,11 +99,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(sqlite3.OperationalError)
     async def _store_busy(request: Request, error: sqlite3.OperationalError) -> JSONResponse:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL:
+            return _disk_full(request)
         # Another process (a backup, `fleetdesk token create`) held the write lock past busy_timeout. A change
         # is either not made or already stored with its key, so retrying the same intent is safe either way.
         if "locked" not in str(error) and "busy" not in str(error):
             return await _unexpected(request, error)
-        log.warning("database busy on %s %s", request.method, request.url.path)
+        log.warning("database busy on %s %s", request.method, sanitize(request.url.path))
         details = ProblemDetails(type=ProblemType.UNAVAILABLE.value, title="Service Unavailable", status=503,
                                  detail="the database is busy (locked by another process); retry shortly with"
                                  " the same Idempotency-Key")
@@ -96,7 +114,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, error: Exception) -> JSONResponse:
         # The traceback goes to the server log only; the client learns nothing internal.
-        log.error("unhandled error on %s %s: %s", request.method, request.url.path, type(error).__name__,
+        log.error("unhandled error on %s %s: %s", request.method, sanitize(request.url.path), type(error).__name__,
                   exc_info=error)
         details = ProblemDetails(type=ProblemType.INTERNAL.value, title="Internal Server Error", status=500,
                                  detail="the server failed to handle this request; it has been logged")

@@ -8,12 +8,14 @@ the way fleetdesk does: sum first, divide after.
 from __future__ import annotations
 
 import bisect
+import math
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from fleetdesk.domain.text import sanitize
 from fleetdesk.server.backend import Backend
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -28,11 +30,21 @@ def escape_label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+def label_value(text: str) -> str:
+    """What a label holds for data-borne ``text``: sanitized, since whoever reads /metrics (curl, a scrape
+    debugger) may be a terminal; the text format itself allows any UTF-8 but acts on nothing. Readers of
+    the series (fleetdesk.server.integrations.prometheus_source) match on this same value."""
+    return sanitize(text)
+
+
 def _labels(**labels: str) -> str:
-    return "{" + ",".join(f'{name}="{escape_label(value)}"' for name, value in labels.items()) + "}"
+    return "{" + ",".join(f'{name}="{escape_label(label_value(value))}"' for name, value in labels.items()) + "}"
 
 
 def _number(value: float) -> str:
+    """A sample value as the text format spells it; a total stored before sums were bounded may be infinite."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
     return repr(float(value)) if value != int(value) or abs(value) >= 1e15 else str(int(value))
 
 

@@ -11,6 +11,8 @@ import uvicorn
 
 from fleetdesk.server.app import create_app
 from fleetdesk.server.backend import Backend
+from fleetdesk.server.limits import KEEP_ALIVE_SECONDS, MAX_HEAD_BYTES, HeadDeadlineProtocol
+from fleetdesk.server.logs import log_config
 
 GRACEFUL_SHUTDOWN_SECONDS = 3
 
@@ -57,8 +59,10 @@ class _Server(uvicorn.Server):
 
 def make_server(backend: Backend, log_level: str = "warning") -> uvicorn.Server:
     # access_log off: request lines are noise here, and query strings must never reach logs.
-    config = uvicorn.Config(create_app(backend), log_level=log_level, lifespan="on", access_log=False,
-                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+    config = uvicorn.Config(create_app(backend), log_level=log_level, log_config=log_config(), lifespan="on",
+                            access_log=False,
+                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, http=HeadDeadlineProtocol,
+                            h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS)
     return _Server(config, backend)
 
 

@@ -31,6 +31,7 @@ from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.registry import LaunchPhase
 from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
+from fleetdesk.domain.text import sanitize
 
 if TYPE_CHECKING:
     from fleetdesk.fleets import Fleet
@@ -228,11 +229,21 @@ DROP INDEX models_worst;
 CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id);
 """
 
+_SCHEMA_V5 = """
+-- REPLACE (INSERT OR REPLACE, REPLACE INTO) deletes the row it collides with without firing DELETE triggers,
+-- and an upsert's DO UPDATE would rewrite it: so an insert may only add an id that is not there yet. An id
+-- left out arrives here as -1 and always passes.
+CREATE TRIGGER audit_log_no_replace BEFORE INSERT ON audit_log
+WHEN EXISTS (SELECT 1 FROM audit_log WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
     (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
     (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
+    (5, "the audit log refuses REPLACE and upserts onto an existing record, not only UPDATE and DELETE", _SCHEMA_V5),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
@@ -293,8 +304,8 @@ def bucket_health(bands: HealthBands, weight: float, label_sum: float, predictio
         return NO_DATA
     calibration = prediction_sum / label_sum
     ne = (cross_entropy_sum / weight) / binary_entropy(rate)
-    if math.isnan(calibration) or math.isnan(ne):
-        return NO_DATA
+    if not (math.isfinite(calibration) and math.isfinite(ne)):
+        return NO_DATA  # a ratio over a vanishing sum says nothing (as in StabilitySums)
     inside = bands.calibration_low <= calibration <= bands.calibration_high and ne <= bands.ne_max
     return STABLE if inside else UNSTABLE
 
@@ -334,10 +345,13 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # A COMMIT that failed (a full disk) may leave the transaction open: without this rollback
+                # every later write on this thread's connection would fail to BEGIN.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -362,9 +376,16 @@ class Store:
     # --- schema -----------------------------------------------------------
 
     def migrate(self) -> int:
-        """Bring the schema to SCHEMA_VERSION; returns the version found before."""
-        conn = self.connection()
-        found = conn.execute("PRAGMA user_version").fetchone()[0]
+        """Bring the schema to SCHEMA_VERSION; returns the version found before. StoreError for a path that is
+        not a database (a directory, another kind of file, a place that cannot be written)."""
+        where = sanitize(str(self.path))
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"{where}: not a regular file (a fleetdesk database is one SQLite file)")
+        try:
+            conn = self.connection()
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as error:  # "file is not a database", "unable to open database file", ...
+            raise StoreError(f"{where}: cannot use it as a fleetdesk database ({sanitize(str(error))})") from None
         if found > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path}: schema version {found} is newer than this fleetdesk ({SCHEMA_VERSION}); upgrade fleetdesk"

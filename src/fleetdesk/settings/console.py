@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from fleetdesk.domain.text import sanitize
 from fleetdesk.settings import locations
+from fleetdesk.settings.local_files import MIB, read_text_file
 
 DEFAULT_THEME = "fleetdesk-dark"
+DAY_SECONDS = 86_400.0
 
 
 class ConsoleSettings(BaseSettings):
     """Everything the console can be told before it starts; each field documents itself."""
 
-    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="ignore", allow_inf_nan=False)
 
     server_url: str | None = Field(default=None)
     """Backend to talk to, e.g. https://fleetdesk.internal:8443 (flag: --server)."""
@@ -36,10 +40,10 @@ class ConsoleSettings(BaseSettings):
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id to keys, e.g. {"rollback" = "R"}; ids are listed in the help screen (?)."""
 
-    poll_seconds: float = Field(default=30.0, gt=0.0)
+    poll_seconds: float = Field(default=30.0, gt=0.0, le=DAY_SECONDS)
     """Seconds between full refreshes (counted from the end of the last one); live events fill the gaps."""
 
-    stale_after_seconds: float = Field(default=90.0, gt=0.0)
+    stale_after_seconds: float = Field(default=90.0, gt=0.0, le=DAY_SECONDS)
     """Data older than this is marked stale in the header."""
 
     @classmethod
@@ -52,9 +56,37 @@ class ConsoleSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Flags (init) beat the environment, which beats the file.
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, locations.config_file()))
+        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=_config_file_values()))
+
+
+class SettingsError(ValueError):
+    """The config file or a setting is unusable; the message says which and why, on one line."""
+
+
+def _config_file_values() -> dict[str, Any]:
+    """The config file's table; read as any named file is (regular, at most 1 MiB), never waited on."""
+    path = locations.config_file()
+    where = sanitize(str(path))
+    try:
+        text = read_text_file(path, MIB)
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        why = getattr(error, "strerror", None) or "not UTF-8 text"
+        raise SettingsError(f"config file {where}: cannot read it ({sanitize(why)})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"config file {where}: not valid TOML ({sanitize(str(error))})") from None
 
 
 def load_settings(**flags: Any) -> ConsoleSettings:
-    """Settings from the config file and environment, with the non-None ``flags`` on top."""
-    return ConsoleSettings(**{name: value for name, value in flags.items() if value is not None})
+    """Settings from the config file and environment, with the non-None ``flags`` on top; SettingsError if unusable."""
+    try:
+        return ConsoleSettings(**{name: value for name, value in flags.items() if value is not None})
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(settings)"
+        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+        raise SettingsError(sanitize(f"settings (config file {locations.config_file()}, FLEETDESK_CONSOLE_*"
+                                     f" variables, flags): {field}: {first['msg']}{more}")) from None

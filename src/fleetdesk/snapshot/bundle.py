@@ -20,7 +20,9 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from fleetdesk.domain.bounds import Moment
 
 from fleetdesk.wire import (
     AuditRecord,
@@ -81,7 +83,7 @@ class Snapshot(BaseModel):
 
     schema_version: Literal[2] = SCHEMA_VERSION
     exported_by: str = Field(description="The user the exporting token belongs to")
-    exported_at: AwareDatetime = Field(description="Server clock at export (UTC)")
+    exported_at: Moment = Field(description="Server clock at export (UTC)")
     fleetdesk_version: str
     server: ServerRef
     model_id: str = Field(description="The model the handoff is about")
@@ -109,7 +111,7 @@ class SnapshotV1(BaseModel):
 
     schema_version: Literal[1]
     exported_by: str
-    exported_at: AwareDatetime
+    exported_at: Moment
     fleetdesk_version: str
     server: ServerRef
     model_id: str

@@ -25,6 +25,8 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from fleetdesk.settings.local_files import MIB, read_text_file
+
 MASK = "[REDACTED]"
 KNOWN_SECRET = "exporter-token"
 
@@ -175,7 +177,7 @@ class ConfigError(ValueError):
 def configured_patterns(path: Path) -> list[SecretPattern]:
     """The ``[snapshot] secret_patterns`` of the config file: a table name -> regex; none when absent."""
     try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
+        config = tomllib.loads(read_text_file(path, MIB))
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

@@ -10,11 +10,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.settings.local_files import MIB, FileRefused, read_regular_file
 from fleetdesk.snapshot.bundle import MIGRATIONS, SCHEMA_VERSION, Snapshot
 
 
-MAX_BYTES = 512 * 1024 * 1024
-"""A large-fleet snapshot is a few MB; anything near this is not one (and would only exhaust memory)."""
+MAX_BYTES = 128 * MIB
+"""A large-fleet snapshot is a few MB (50,000 models, about 40); anything near this is not one (and would only
+exhaust memory: parsing takes several times the file's size)."""
 
 
 class SnapshotError(Exception):
@@ -37,15 +39,11 @@ def load_snapshot(path: Path) -> Reopened:
     """Read and validate the snapshot at ``path``; raises SnapshotError with a one-line reason."""
     where = sanitize(str(path))
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise SnapshotError(f"{where}: {size / 1e6:.0f} MB is far larger than any snapshot "
-                                f"(limit {MAX_BYTES / 1e6:.0f} MB); not opening it")
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_BYTES)
     except FileNotFoundError:
         raise SnapshotError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise SnapshotError(f"{where}: is a directory, not a snapshot file") from None
+    except FileRefused as error:
+        raise SnapshotError(f"{where}: {error.strerror}; not opening it") from None
     except OSError as error:
         raise SnapshotError(f"{where}: cannot read it ({sanitize(error.strerror or type(error).__name__)})") from None
     return parse_snapshot(data, where)

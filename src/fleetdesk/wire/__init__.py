@@ -14,10 +14,13 @@ Conventions
   body while the first is still running: 409. Same key with a different body:
   422. Same key and body after it finished: the stored status and body are
   replayed (header ``Idempotent-Replayed: true``). Keys are scoped per user.
-  Dry runs need no key and never claim one; a request that fails (4xx) claims
+  Dry runs need a key too but never claim it; a request that fails (4xx) claims
   nothing either, so a retry after fixing it may reuse the key.
 - Errors are always ``application/problem+json`` (RFC 9457), see ProblemDetails
   and ProblemType. A 500 never carries a stack trace.
+- Every route may also answer 500 and 503 (database busy); every write 408 and
+  413 (fleetdesk.server.limits: body time and size) and 507 (the disk is full:
+  nothing changed). The OpenAPI document lists each route's statuses.
 
 Routes (all JSON unless noted; P = ProblemDetails)
 ------------------------------------------------------------------------------

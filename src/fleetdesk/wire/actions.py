@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AwareDatetime, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.playbook import ActionKind, EscalationTarget
 from fleetdesk.wire.base import LAZY, WireModel
@@ -13,7 +14,7 @@ from fleetdesk.wire.server import AccessRole
 
 
 class ActionRequest(WireModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", **LAZY)
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE, **LAZY)
 
     reason: str = Field(default="", max_length=2000)
     dry_run: bool = False
@@ -46,7 +47,7 @@ class ActionResult(WireModel):
     action: ActionKind
     model_id: str
     dry_run: bool
-    at: AwareDatetime
+    at: Moment
     summary: str = Field(description="What happened (or would), in plain words")
     changes: list[StateChange] = Field(description="Every model whose live state changes, before and after")
     traffic_moved: float = Field(description="Traffic share moved off the model")
@@ -59,7 +60,7 @@ class ActionResult(WireModel):
 
 class AuditRecord(WireModel):
     id: int
-    at: AwareDatetime
+    at: Moment
     actor: str
     role: AccessRole
     action: str = Field(description="An ActionKind value")

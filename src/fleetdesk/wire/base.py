@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from fleetdesk.domain.bounds import FINITE
+
 API_PREFIX = "/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -16,4 +18,4 @@ LAZY = ConfigDict(defer_build=True)
 class WireModel(BaseModel):
     """A request or response body: immutable once parsed."""
 
-    model_config = ConfigDict(frozen=True, **LAZY)
+    model_config = ConfigDict(frozen=True, **FINITE, **LAZY)

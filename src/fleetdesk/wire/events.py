@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import BaseModel, Field
 
+from fleetdesk.domain.bounds import Moment
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.stability import Health
 from fleetdesk.wire.actions import ActionResult, AuditRecord
@@ -27,7 +28,7 @@ class EventType(StrEnum):
 
 class BucketClosedData(WireModel):
     model_id: str
-    start: AwareDatetime
+    start: Moment
     health: Health
     calibration: float | None
     normalized_entropy: float | None
@@ -52,7 +53,7 @@ class ActionEventData(WireModel):
 
 
 class ClockEventData(WireModel):
-    now: AwareDatetime
+    now: Moment
 
 
 EVENT_DATA: dict[EventType, type[BaseModel]] = {
@@ -69,7 +70,7 @@ EVENT_DATA: dict[EventType, type[BaseModel]] = {
 class ServerEvent(WireModel):
     id: int
     type: EventType
-    at: AwareDatetime
+    at: Moment
     model_id: str | None
     data: dict[str, Any] = Field(description="Validate with EVENT_DATA[type]")
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
+from fleetdesk.domain.bounds import Moment
 from fleetdesk.domain.slo import Severity
 from fleetdesk.wire.base import WireModel
 
@@ -23,17 +24,17 @@ class Incident(WireModel):
     state: IncidentState
     severity: Severity
     title: str
-    opened_at: AwareDatetime
-    updated_at: AwareDatetime
-    acknowledged_at: AwareDatetime | None = None
+    opened_at: Moment
+    updated_at: Moment
+    acknowledged_at: Moment | None = None
     acknowledged_by: str | None = None
-    resolved_at: AwareDatetime | None = None
+    resolved_at: Moment | None = None
 
 
 class TimelineEntry(WireModel):
     id: int
     incident_id: int
-    at: AwareDatetime
+    at: Moment
     kind: str = Field(description="opened, joined, unstable, alert, action, ack, note, resolved")
     model_id: str
     actor: str | None = Field(description="None for the server itself")
@@ -46,7 +47,7 @@ class Note(WireModel):
     model_id: str
     incident_id: int | None
     author: str
-    at: AwareDatetime
+    at: Moment
     text: str
 
 

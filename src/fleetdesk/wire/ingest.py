@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
+from fleetdesk.domain.bounds import FINITE, MomentText
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.wire.base import LAZY, WireModel
 
@@ -11,9 +12,10 @@ from fleetdesk.wire.base import LAZY, WireModel
 class IngestBucket(StabilityBucket):
     """One closed bucket of one model; start must be aligned to the bucket length."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", **LAZY)
+    model_config = ConfigDict(frozen=True, extra="forbid", **FINITE, **LAZY)
 
     model_id: str
+    start: MomentText
 
 
 class IngestRequest(WireModel):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 
-from pydantic import AwareDatetime, Field, computed_field
+from pydantic import Field, computed_field
 
+from fleetdesk.domain.bounds import Moment, Span
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import FunnelStage
@@ -62,7 +63,7 @@ class ModelSummary(WireModel):
     max_burn_rate: float | None
     alerts: list[str] = Field(description="Names of firing burn-rate rules")
     open_incident_id: int | None
-    last_bucket_start: AwareDatetime | None
+    last_bucket_start: Moment | None
     purpose: str
 
 
@@ -82,7 +83,7 @@ class ModelDetail(WireModel):
     bands: HealthBands
     slo: SloStatus
     open_incident_id: int | None
-    last_bucket_start: AwareDatetime | None
+    last_bucket_start: Moment | None
     actions: list[ActionOption] = Field(
         default_factory=list,
         description="Every playbook action kind for this model now: available or why not, and its confirmation",
@@ -140,9 +141,9 @@ class StabilityPoint(StabilityBucket):
 class StabilitySeries(WireModel):
     model_id: str
     window: Window
-    start: AwareDatetime
-    end: AwareDatetime
-    bucket: timedelta
+    start: Moment
+    end: Moment
+    bucket: Span
     bands: HealthBands
     points: list[StabilityPoint] = Field(description="Buckets present in [start, end), oldest first; gaps are missing buckets")
     baseline_model_id: str | None
@@ -150,7 +151,7 @@ class StabilitySeries(WireModel):
 
 
 class FleetSummary(WireModel):
-    evaluated_at: AwareDatetime
+    evaluated_at: Moment
     total_models: int
     counts: dict[Health, dict[Tier, int]] = Field(description="Models by health then tier, every key present")
     attention: dict[Attention, int]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.live import LiveState
 from fleetdesk.wire.base import LAZY, WireModel
 from fleetdesk.wire.incidents import Incident
@@ -20,6 +21,8 @@ class ProblemType(StrEnum):
     FORBIDDEN = "urn:fleetdesk:problem:forbidden"  # 403, missing_permission set
     NOT_FOUND = "urn:fleetdesk:problem:not-found"  # 404 (suggestions may be set)
     METHOD_NOT_ALLOWED = "urn:fleetdesk:problem:method-not-allowed"  # 405
+    REQUEST_TIMEOUT = "urn:fleetdesk:problem:request-timeout"  # 408 the body did not arrive in time
+    PAYLOAD_TOO_LARGE = "urn:fleetdesk:problem:payload-too-large"  # 413 the body is over the route's limit
     STALE_STATE = "urn:fleetdesk:problem:stale-state"  # 409, current set
     IDEMPOTENCY_KEY_IN_PROGRESS = "urn:fleetdesk:problem:idempotency-key-in-progress"  # 409
     ALREADY_ACKNOWLEDGED = "urn:fleetdesk:problem:already-acknowledged"  # 409, incident set
@@ -29,6 +32,7 @@ class ProblemType(StrEnum):
     ACTION_NOT_ALLOWED = "urn:fleetdesk:problem:action-not-allowed"  # 422 registry rule
     IDEMPOTENCY_KEY_REUSED = "urn:fleetdesk:problem:idempotency-key-reused"  # 422
     UNAVAILABLE = "urn:fleetdesk:problem:unavailable"  # 503
+    STORAGE_FULL = "urn:fleetdesk:problem:storage-full"  # 507 the server's disk is full: nothing was changed
     METRICS_SOURCE = "urn:fleetdesk:problem:metrics-source"  # 502 the metrics source (Prometheus) failed a query
     INTERNAL = "urn:fleetdesk:problem:internal"  # 500, never a stack trace
 
@@ -42,13 +46,13 @@ class FieldError(WireModel):
 
 class BucketConflict(WireModel):
     model_id: str
-    start: AwareDatetime
+    start: Moment
 
 
 class ProblemDetails(BaseModel):
     """RFC 9457 problem details, plus fleetdesk's extension members."""
 
-    model_config = ConfigDict(extra="allow", **LAZY)
+    model_config = ConfigDict(extra="allow", **FINITE, **LAZY)
 
     type: str = "about:blank"
     title: str

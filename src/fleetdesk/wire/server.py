@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from enum import StrEnum
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
+from fleetdesk.domain.bounds import Moment, MomentText, Span
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.wire.base import API_PREFIX, WireModel
 
@@ -30,13 +30,13 @@ class ServerInfo(WireModel):
     version: str
     api: str = API_PREFIX
     fleet: str
-    now: AwareDatetime = Field(description="The server clock; use it, not the local clock, for 'ago'")
+    now: Moment = Field(description="The server clock; use it, not the local clock, for 'ago'")
     clock_frozen: bool
-    bucket: timedelta
+    bucket: Span
     slo: SloPolicy
     demo: bool
     models: int
 
 
 class ClockUpdate(WireModel):
-    now: AwareDatetime
+    now: MomentText

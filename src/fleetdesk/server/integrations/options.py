@@ -34,20 +34,22 @@ class IntegrationError(ValueError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the metrics-source and paging options to ``fleetdesk serve``."""
+    from fleetdesk.commands.arguments import number
+
     metrics = parser.add_argument_group("metrics source")
     metrics.add_argument("--metrics-source", choices=("store", "prometheus"), default="store",
                          help="read stability series from the local store (default) or from Prometheus")
     metrics.add_argument("--prometheus-url", metavar="URL", help="Prometheus base URL, e.g. http://127.0.0.1:9090")
-    metrics.add_argument("--prometheus-lag", type=float, metavar="SECONDS",
+    metrics.add_argument("--prometheus-lag", type=number(0.0, 86_400.0), metavar="SECONDS",
                          help="how long after a bucket closes its sums reach Prometheus' counters (default: one "
                               "bucket, right for Prometheus scraping a fleetdesk server; 0 for live exporters)")
-    metrics.add_argument("--prometheus-timeout", type=float, default=10.0, metavar="SECONDS",
+    metrics.add_argument("--prometheus-timeout", type=number(0.1, 600.0), default=10.0, metavar="SECONDS",
                          help="longest a Prometheus query may take (default 10)")
     metrics.add_argument("--prometheus-selector", default="", metavar="MATCHERS",
                          help="extra label matchers for every query, e.g. 'job=\"fleetdesk\"'")
     paging = parser.add_argument_group("paging (escalate)")
     paging.add_argument("--alertmanager-url", metavar="URL", help="post escalations to this Alertmanager (API v2)")
-    paging.add_argument("--alert-ttl", type=float, default=24.0, metavar="HOURS",
+    paging.add_argument("--alert-ttl", type=number(0.1, 24.0 * 365), default=24.0, metavar="HOURS",
                         help="how long an escalation alert lasts unless its incident resolves first (default 24)")
     paging.add_argument("--webhook-url", metavar="URL", help="post escalations as signed JSON to this URL")
     paging.add_argument("--webhook-secret-file", type=Path, metavar="PATH",
@@ -135,11 +137,13 @@ def attach_paging(backend: Backend, target: OutboundPagingTarget) -> None:
 
 
 def _webhook_secret(path: Path | None) -> bytes:
+    from fleetdesk.settings.local_files import KIB, read_regular_file
+
     if path is not None:
         try:
             if path.stat().st_mode & 0o077:
                 raise IntegrationError(f"the webhook secret file {path} is readable by others: chmod 600 it")
-            secret = path.read_bytes().strip()
+            secret = read_regular_file(path, 4 * KIB).strip()
         except OSError as error:
             raise IntegrationError(f"cannot read the webhook secret file {path}: {error.strerror}") from None
     else:

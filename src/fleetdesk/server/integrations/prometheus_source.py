@@ -28,7 +28,8 @@ from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.integrations.prometheus_rules import COUNTERS
 from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, Series
-from fleetdesk.server.metrics_source import MetricsSource
+from fleetdesk.server.metrics_source import MetricsSource, valid_buckets
+from fleetdesk.server.prom import label_value
 
 log = logging.getLogger("fleetdesk.server.integrations")
 
@@ -114,7 +115,7 @@ class PrometheusMetricsSource(MetricsSource):
         if not starts:
             return []
         boundaries = [moment + self.lag for moment in (*starts, starts[-1] + self.bucket)]
-        matchers = f"model_id={_label_value(model_id)}" + (f", {self.selector}" if self.selector else "")
+        matchers = f"model_id={_label_value(label_value(model_id))}" + (f", {self.selector}" if self.selector else "")
         growth: dict[str, dict[datetime, float]] = {name: {} for name in COUNTERS}
         # Prometheus refuses range queries of more than 11,000 points: ask in
         # pieces that share their edge boundary, so no bucket falls between two.
@@ -127,16 +128,15 @@ class PrometheusMetricsSource(MetricsSource):
                                 counter, sanitize(model_id), warning)
                 for moment, value in counter_growth(result.series, piece).items():
                     growth[sum_name][moment - self.lag] = value
-        buckets = []
+        candidates = []
         for bucket_start in starts:
             values = {name: growth[name].get(bucket_start) for name in COUNTERS}
             # A bucket with no events is no data, like a missing one: leave it out.
             if any(value is None for value in values.values()) or not values["events"]:
                 continue
-            buckets.append(
-                StabilityBucket(start=bucket_start, **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()})
-            )
-        return buckets
+            candidates.append({"start": bucket_start, **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()}})
+        # Prometheus answers NaN and +Inf as readily as numbers: those buckets are left out too.
+        return valid_buckets(self.name, model_id, candidates)
 
 
 def _align_up(moment: datetime, bucket: timedelta) -> datetime:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header
 from fastapi.responses import Response
 
 from fleetdesk.server import actions
-from fleetdesk.server.deps import BackendDep, PrincipalDep
+from fleetdesk.server.deps import BackendDep, ModelIdPath, PrincipalDep
 from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.problems import ProblemDetails
 from fleetdesk.server.views import model_or_404
@@ -22,7 +22,7 @@ _ERRORS = {status: {"model": ProblemDetails} for status in (400, 401, 403, 404, 
 
 @router.post("/{model_id}/actions/{kind}", response_model=ActionResult, responses=_ERRORS)
 def act(
-    model_id: str,
+    model_id: ModelIdPath,
     kind: ActionKind,
     body: ActionRequest,
     backend: BackendDep,
@@ -31,13 +31,13 @@ def act(
 ) -> Response:
     model = model_or_404(backend, model_id)
     actions.check_permission(principal, model, kind)
+    key = require_key(idempotency_key)  # every write carries one, as the document says, dry runs included
     if body.dry_run:
-        # A dry run changes nothing, so it needs no key and claims none.
+        # A dry run changes nothing, so it claims no key: the same one can then carry the action.
         with backend.store.read() as conn:
             plan = actions.plan_action(conn, backend, model, kind, body, principal)
         result = actions.result_of(plan, True, backend.clock.now())
         return Response(result.model_dump_json(), media_type="application/json")
-    key = require_key(idempotency_key)
     fingerprint = request_hash("POST", f"/v1/models/{model_id}/actions/{kind.value}", body.model_dump(mode="json"))
 
     def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime
-
+from fleetdesk.domain.bounds import MomentText
 from fleetdesk.server import views
-from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep, TextQuery
 from fleetdesk.wire import API_PREFIX, ActionKind, AuditPage
 
 router = APIRouter(prefix=f"{API_PREFIX}/audit", tags=["audit"])
@@ -18,11 +17,11 @@ router = APIRouter(prefix=f"{API_PREFIX}/audit", tags=["audit"])
 def audit(
     backend: BackendDep,
     _: PrincipalDep,
-    model_id: str | None = None,
-    actor: str | None = None,
+    model_id: TextQuery = None,
+    actor: TextQuery = None,
     action: ActionKind | None = None,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: MomentText | None = None,
+    until: MomentText | None = None,
     offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditPage:

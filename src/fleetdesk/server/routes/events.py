@@ -10,6 +10,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
+from fleetdesk.server.auth import Principal, access_ended
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
 from fleetdesk.server.events import last_event_id, read_events
@@ -18,6 +19,8 @@ from fleetdesk.wire import API_PREFIX, EventPage
 router = APIRouter(prefix=f"{API_PREFIX}/events", tags=["events"])
 
 HEARTBEAT_SECONDS = 15.0
+ACCESS_CHECK_SECONDS = 2.0
+"""How often an open stream checks that its token still grants access (revoked or expired: the stream ends)."""
 BATCH = 500
 
 
@@ -27,26 +30,42 @@ def _frame_batch(backend: Backend, after: int) -> tuple[list[str], int]:
     return frames, (events[-1].id if events else after)
 
 
-async def _stream(request: Request, backend: Backend, after: int) -> AsyncIterator[str]:
+def _ended(backend: Backend, principal: Principal) -> str | None:
+    return access_ended(backend.store.connection(), principal)
+
+
+async def _stream(request: Request, backend: Backend, principal: Principal, after: int) -> AsyncIterator[str]:
     loop_event = backend.notifier.subscribe()
     _, wake = loop_event
+    loop = asyncio.get_running_loop()
     try:
         # The id line tells the client where it stands before any event arrives, so a reconnect
         # after an early drop resumes here instead of at a later "now" (events in between kept).
         yield f"retry: 2000\nid: {after}\n: connected\n\n"
+        quiet_since = loop.time()
         while not backend.closing.is_set():
             wake.clear()
+            # Before every batch and every few seconds when quiet: a revoked or expired token gets nothing more,
+            # and its stream ends (the client's reconnect is then refused with 401).
+            ended = await to_thread.run_sync(_ended, backend, principal)
+            if ended is not None:
+                yield f": {ended}\n\n"
+                return
             frames, after = await to_thread.run_sync(_frame_batch, backend, after)
             for frame in frames:
                 yield frame
+            if frames:
+                quiet_since = loop.time()
             if len(frames) == BATCH:
                 continue  # more waiting; no need to sleep
             if await request.is_disconnected():
                 return
             try:
-                await asyncio.wait_for(wake.wait(), HEARTBEAT_SECONDS)
+                await asyncio.wait_for(wake.wait(), ACCESS_CHECK_SECONDS)
             except TimeoutError:
-                yield ": heartbeat\n\n"
+                if loop.time() - quiet_since >= HEARTBEAT_SECONDS:
+                    yield ": heartbeat\n\n"
+                    quiet_since = loop.time()
     finally:
         backend.notifier.unsubscribe(loop_event)
 
@@ -56,7 +75,7 @@ async def _stream(request: Request, backend: Backend, after: int) -> AsyncIterat
 async def events(
     request: Request,
     backend: BackendDep,
-    _: PrincipalDep,
+    principal: PrincipalDep,
     last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0, le=SQL_INT_MAX)] = None,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
@@ -68,7 +87,7 @@ async def events(
         after = int(header)
     if after is None:
         after = await to_thread.run_sync(lambda: last_event_id(backend.store.connection()))
-    return StreamingResponse(_stream(request, backend, after), media_type="text/event-stream",
+    return StreamingResponse(_stream(request, backend, principal, after), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 

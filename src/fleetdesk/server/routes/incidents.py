@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
 from fleetdesk.server import incidents
-from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, IdPath, PrincipalDep, TextQuery
 from fleetdesk.server.problems import Problem
 from fleetdesk.wire import API_PREFIX, IncidentDetail, IncidentPage, IncidentState, ProblemType
 
@@ -19,7 +19,7 @@ def list_incidents(
     backend: BackendDep,
     _: PrincipalDep,
     state: IncidentState | None = None,
-    model_id: str | None = None,
+    model_id: TextQuery = None,
     offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> IncidentPage:
@@ -28,7 +28,7 @@ def list_incidents(
 
 
 @router.get("/{incident_id}", response_model=IncidentDetail)
-def incident_detail(incident_id: Annotated[int, Path(le=SQL_INT_MAX)], backend: BackendDep,
+def incident_detail(incident_id: IdPath, backend: BackendDep,
                     _: PrincipalDep) -> IncidentDetail:
     with backend.store.read() as conn:
         detail = incidents.incident_detail(conn, incident_id)

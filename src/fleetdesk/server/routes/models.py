@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.server import views
-from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep, TextQuery
 from fleetdesk.server.metrics_source import MetricsSourceError
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import epoch, from_epoch
@@ -36,8 +36,8 @@ router = APIRouter(prefix=f"{API_PREFIX}/models", tags=["models"])
 def list_models(
     backend: BackendDep,
     _: PrincipalDep,
-    app: str | None = None,
-    surface: str | None = None,
+    app: TextQuery = None,
+    surface: TextQuery = None,
     tier: Annotated[list[Tier] | None, Query()] = None,
     role: Role | None = None,
     health: Health | None = None,
@@ -51,17 +51,17 @@ def list_models(
 
 
 @router.get("/{model_id}", response_model=ModelDetail)
-def model_detail(model_id: str, backend: BackendDep, _: PrincipalDep) -> ModelDetail:
+def model_detail(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep) -> ModelDetail:
     return views.model_detail(backend, model_id)
 
 
 @router.get("/{model_id}/lineage", response_model=Lineage)
-def lineage(model_id: str, backend: BackendDep, _: PrincipalDep) -> Lineage:
+def lineage(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep) -> Lineage:
     return views.lineage(backend, model_id)
 
 
 @router.get("/{model_id}/slo", response_model=SloStatus)
-def slo(model_id: str, backend: BackendDep, _: PrincipalDep) -> SloStatus:
+def slo(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep) -> SloStatus:
     return views.slo_status(backend, model_id)
 
 
@@ -70,7 +70,7 @@ def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[Stabilit
 
 
 @router.get("/{model_id}/stability", response_model=StabilitySeries)
-def stability(model_id: str, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24) -> StabilitySeries:
+def stability(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24) -> StabilitySeries:
     model = views.model_or_404(backend, model_id)
     step = backend.config.bucket_seconds
     now_s = epoch(backend.clock.now())

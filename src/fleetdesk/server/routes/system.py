@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
@@ -60,18 +61,26 @@ def set_clock(
     if not backend.clock.frozen:
         raise Problem(409, ProblemType.CLOCK, "the server runs on the real clock; start it with --now to control time")
     fingerprint = request_hash("PUT", "/v1/clock", body.model_dump(mode="json"))
+    moves: list[tuple[datetime, datetime]] = []
 
     def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
+        before = backend.clock.now()
         try:
             now = backend.clock.set(body.now)
         except ClockError as error:
             raise Problem(409, ProblemType.CLOCK, str(error)) from None
+        moves.append((before, now))
         slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now)
         append_event(conn, EventType.CLOCK, now, None, ClockEventData(now=now))
         backend.mark_refreshed(now)
         return 200, info(backend).model_dump_json(), None
 
-    outcome = run_once(backend, principal.user, key, fingerprint, work)
+    try:
+        outcome = run_once(backend, principal.user, key, fingerprint, work)
+    except Exception:
+        for before, now in moves:  # the change was rolled back (a full disk): so is the clock
+            backend.clock.undo(before, now)
+        raise
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
     return Response(outcome.body, status_code=outcome.status, media_type="application/json", headers=headers)
 
@@ -84,11 +93,14 @@ def healthz() -> dict[str, str]:
 
 @probes.get("/readyz")
 def readyz(backend: BackendDep) -> dict[str, str | int]:
-    """The database answers and the fleet is loaded."""
+    """The database answers, its disk takes writes, and the fleet is loaded."""
     try:
         backend.store.connection().execute("SELECT 1").fetchone()
     except Exception:
         raise Problem(503, ProblemType.UNAVAILABLE, "database not answering") from None
+    full = backend.storage.not_ready() if backend.storage is not None else None
+    if full is not None:
+        raise Problem(503, ProblemType.UNAVAILABLE, full, title="Not ready")
     return {"status": "ready", "models": len(backend.registry)}
 
 

@@ -62,12 +62,17 @@ def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
 
 
 def budget_text(budget: float | None) -> str:
-    return "—" if budget is None else f"{budget:.0%}"
+    if budget is None:
+        return "—"
+    # An objective close to 1 can overspend a budget by many orders of magnitude: keep the cell narrow.
+    return f"{budget:.0%}" if abs(budget) < 10 else f"{budget * 100:.0e}%".replace("e+0", "e").replace("e+", "e")
 
 
 def signal_text(value: float | None) -> str:
-    """A calibration or NE value of the latest bucket; '—' when it has no data."""
-    return "—" if value is None else f"{value:.2f}"
+    """A calibration or NE value of the latest bucket, at most 6 wide; '—' when it has no data."""
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if abs(value) < 1000 else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
 
 
 def columns_for(width: int) -> list[Column]:

@@ -17,6 +17,8 @@ from fleetdesk.console.widgets.model.time_axis import TimeAxis
 from fleetdesk.wire import Health, HealthBands, StabilityPoint, StabilitySeries
 
 AXIS_WIDTH = 6  # y labels like "1.05" or "0.850" plus a gap
+PLOT_LIMIT = 1e300
+"""Values are held to ±this before scaling: padding and rounding the range of any finite values stays finite."""
 
 
 class Signal:
@@ -115,6 +117,7 @@ class StabilityChart(Widget):
         baseline = [(p, self.signal.read(p)) for p in series.baseline_points]
         low, high = self.signal.band(series.bands)
         values = [v for _, v in points + baseline if v is not None] + [high] + ([low] if low is not None else [])
+        values = [min(max(v, -PLOT_LIMIT), PLOT_LIMIT) for v in values]
         bottom, top = self._y_range = _steady_range(self._y_range, min(values), max(values))
         if low is None:
             bottom = max(0.0, bottom)
@@ -213,7 +216,8 @@ def _steady_range(shown: tuple[float, float] | None, low: float, high: float) ->
     cell of the chart. So the range is padded, rounded to the span's own decade, and kept until the
     data leaves it or shrinks to under half of it.
     """
-    pad = (high - low) * 0.1 or abs(high) * 0.05 or 0.05
+    # At least 1e-9: a span that rounds to nothing would make the step below 0.
+    pad = max((high - low) * 0.1 or abs(high) * 0.05 or 0.05, 1e-9)
     low, high = low - pad, high + pad
     if shown is not None and shown[0] <= low and high <= shown[1] and (high - low) * 2 >= shown[1] - shown[0]:
         return shown
@@ -222,7 +226,10 @@ def _steady_range(shown: tuple[float, float] | None, low: float, high: float) ->
 
 
 def _number(value: float) -> str:
-    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    """At most AXIS_WIDTH - 1 characters, however large the value."""
+    if abs(value) < 10:
+        return f"{value:.3f}"
+    return f"{value:.1f}" if abs(value) < 1000 else f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
 
 
 def _line(start: tuple[int, int] | None, end: tuple[int, int]) -> list[tuple[int, int]]:
