@@ -92,10 +92,10 @@ def test_serve_reads_prometheus_and_pages_alertmanager(
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--metrics-source", "prometheus"], "--metrics-source prometheus needs --prometheus-url URL"),
-        (["--prometheus-url", "http://127.0.0.1:9090"], "--prometheus-url is only used with --metrics-source"),
+        (["--metrics-source", "prometheus"], "metrics_source prometheus needs prometheus_url"),
+        (["--prometheus-url", "http://127.0.0.1:9090"], "prometheus_url is only used with metrics_source prometheus"),
         (["--alertmanager-url", "http://a:9093", "--webhook-url", "http://b/hook"], "choose one paging target"),
-        (["--webhook-url", "http://127.0.0.1:9/hook"], "--webhook-url needs a signing secret"),
+        (["--webhook-url", "http://127.0.0.1:9/hook"], "webhook_url needs a signing secret"),
     ],
 )
 def test_serve_refuses_options_that_do_not_fit_before_touching_the_database(

@@ -304,9 +304,10 @@ NOT_REGULAR = {"fifo": _fifo, "symlink-to-dev-zero": _symlink("/dev/zero"), "dev
 
 def _load_config_settings(path: Path) -> object:
     import fleetdesk.settings.console as config
+    from fleetdesk.settings import locations
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(config.locations, "config_file", lambda: path)
+        patch.setattr(locations, "config_file", lambda: path)
         return config.load_settings()
 
 
@@ -316,14 +317,14 @@ def _sites() -> dict[str, Callable[[Path], object]]:
     from fleetdesk.drills.scenario import load_scenario
     from fleetdesk.drills.script import load_script
     from fleetdesk.fleets import load_fleet
-    from fleetdesk.server.integrations.options import _webhook_secret
+    from fleetdesk.server.integrations.options import read_secret_file
     from fleetdesk.snapshot.redact import configured_patterns
     from fleetdesk.snapshot.reopen import load_snapshot
 
     return {"snapshot": load_snapshot, "fleet file": lambda p: load_fleet(str(p)), "scenario": load_scenario,
             "key script": load_script, "token file": lambda p: load_token(token_file=p),
             "snapshot secret patterns": configured_patterns, "console settings": _load_config_settings,
-            "webhook secret": _webhook_secret}
+            "webhook secret": read_secret_file}
 
 
 SITES = ["snapshot", "fleet file", "scenario", "key script", "token file", "snapshot secret patterns",

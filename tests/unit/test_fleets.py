@@ -286,3 +286,23 @@ def test_hostile_text_in_a_broken_file_is_shown_escaped(tmp_path: Path) -> None:
     text = str(load_error(write_variant(tmp_path, mutate)))
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert "evil\\x1b[2J\\u202eid" in text
+
+
+def test_an_unknown_key_anywhere_in_a_fleet_file_is_an_error_naming_it_and_the_file(tmp_path):
+    raw = json.loads((locations.fleets_dir() / "small.json").read_text())
+    raw["models"][2]["purpsoe"] = "a misspelled purpose"
+    raw["default_bands"]["ne_maxx"] = 1.0
+    raw["slo"]["rules"] = [{"name": "page-fast", "severity": "page", "long_window": "PT1H", "short_window": "PT5M",
+                            "threshold": 14.4, "treshold": 1.0}]
+    raw["history"]["profiles"][raw["models"][0]["id"]]["nosie"] = 0.1
+    raw["colour"] = "red"
+    path = tmp_path / "typos.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(FleetFileError) as caught:
+        load_fleet(str(path))
+    text = str(caught.value)
+    assert str(path) in text
+    for key in ("purpsoe", "ne_maxx", "treshold", "nosie", "colour"):
+        assert f"{key}: unknown key" in text, text
+    assert "ig_feed_late-stage_mtml.v41" in text  # the model the typo is in
+    assert text.count("colour") == 1

@@ -4,46 +4,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
-
-from fleetdesk.commands.arguments import port
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from fleetdesk.settings.server import FLAGLESS, ServerSettings
+
     parser = subparsers.add_parser(
         "serve",
+        allow_abbrev=False,  # --webhook-secret must not quietly mean --webhook-secret-file
         help="run the reference backend (HTTP API under /v1)",
         description=(
             "Serve the fleetdesk API. A new --db file is seeded from --fleet; an existing one is reused as is. "
             "Every /v1 request needs a bearer token (fleetdesk token create) unless --demo, which serves "
-            "read-only without tokens and only on a loopback address."
+            "read-only without tokens and only on a loopback address. Every flag can also be set in the "
+            "[server] table of the config file or as FLEETDESK_SERVER_<NAME>; flags win."
         ),
     )
-    parser.add_argument("--fleet", default="small", help="fleet to seed a new database from: small, large or a path")
-    parser.add_argument("--db", help="SQLite file (default: fleetdesk.sqlite in the XDG data dir)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=port, default=8787, help="port (0: any free port; default 8787)")
-    parser.add_argument("--now", type=_aware_time, help="freeze the server clock at this ISO 8601 time (tests, demos)")
-    parser.add_argument("--demo", action="store_true", help="read-only access without tokens (loopback only)")
-    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
-    from fleetdesk.server.integrations.options import add_arguments as add_integration_arguments
-
-    add_integration_arguments(parser)
+    # One flag per setting: the settings class is the one list of what the server can be told. Values are
+    # checked there (a mistake is one line naming the setting), so each flag here is plain text.
+    for name, field in ServerSettings.model_fields.items():
+        if name in FLAGLESS:
+            continue
+        flag = "--" + name.replace("_", "-")
+        default = "" if field.default in (None, "", False) else f" (default {field.default})"
+        if field.annotation is bool:
+            parser.add_argument(flag, action="store_true", default=None, help=f"{field.description}{default}")
+        else:
+            parser.add_argument(flag, metavar=name.upper(), help=f"{field.description}{default}")
     parser.set_defaults(func=run)
-
-
-def _aware_time(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError("give a UTC offset, e.g. 2026-01-15T12:00:00+00:00")
-    from fleetdesk.domain.bounds import EARLIEST, LATEST
-
-    if not EARLIEST <= moment < LATEST:
-        raise argparse.ArgumentTypeError(f"must be from {EARLIEST.year} up to {LATEST.year} (UTC), like every time")
-    return moment
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,50 +45,52 @@ def run(args: argparse.Namespace) -> int:
     from fleetdesk.server.store import StoreError
 
     from fleetdesk.domain.text import sanitize
-
-    if args.demo and not is_loopback(args.host):
-        print(f"fleetdesk serve: refusing --demo on {sanitize(args.host)}: tokenless access is for loopback only",
-              file=sys.stderr)
-        return 2
     from fleetdesk.server.integrations.options import IntegrationError, check, configure
+    from fleetdesk.settings.server import FLAGLESS, ServerSettings, SettingsError, load_server_settings
 
     try:
-        check(args)
-    except IntegrationError as error:
-        print(f"fleetdesk serve: {error}", file=sys.stderr)
+        settings = load_server_settings(**{name: getattr(args, name) for name in ServerSettings.model_fields
+                                           if name not in FLAGLESS})
+        check(settings)
+    except (SettingsError, IntegrationError) as error:
+        print(f"fleetdesk serve: {sanitize(str(error))}", file=sys.stderr)
         return 2
-    db_path = Path(args.db) if args.db else locations.data_dir() / "fleetdesk.sqlite"
+    if settings.demo and not is_loopback(settings.host):
+        print(f"fleetdesk serve: refusing --demo on {sanitize(settings.host)}: tokenless access is for loopback only",
+              file=sys.stderr)
+        return 2
+    db_path = Path(settings.db) if settings.db else locations.data_dir() / "fleetdesk.sqlite"
     db_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        sock = bind(args.host, args.port)
+        sock = bind(settings.host, settings.port)
     except OSError as error:
-        print(f"fleetdesk serve: cannot listen on {sanitize(args.host)}:{args.port}: {error.strerror or error}",
+        print(f"fleetdesk serve: cannot listen on {sanitize(settings.host)}:{settings.port}: {error.strerror or error}",
               file=sys.stderr)
         return 2
     try:
-        backend = Backend.open(db_path, args.fleet, Clock(args.now), demo=args.demo)
+        backend = Backend.open(db_path, settings.fleet, Clock(settings.now), demo=settings.demo)
     except (FleetFileError, StoreError, ValueError) as error:
         print(f"fleetdesk serve: {error}", file=sys.stderr)
         return 2
     url = url_of(sock)
     try:
-        integrations = configure(backend, args, url)
+        integrations = configure(backend, settings, url)
     except IntegrationError as error:
         print(f"fleetdesk serve: {error}", file=sys.stderr)
         backend.close()
         return 2
-    clock = f"frozen at {args.now.isoformat()}" if args.now else "real UTC"
+    clock = f"frozen at {settings.now.isoformat()}" if settings.now else "real UTC"
     where = sanitize(str(db_path))
     print(f"fleetdesk serving fleet '{sanitize(backend.config.name)}' ({len(backend.registry)} models) on {url}",
           flush=True)
-    origin = f"new, seeded from {sanitize(args.fleet)}" if backend.seeded else "existing, reused as is"
+    origin = f"new, seeded from {sanitize(settings.fleet)}" if backend.seeded else "existing, reused as is"
     print(f"  database: {where} ({origin})   clock: {clock}   API: {url}/v1   OpenAPI: {url}/v1/openapi.json")
-    if args.demo:
+    if settings.demo:
         print("  DEMO MODE: anyone on this machine can READ without a token; actions still need one.")
     print(f"  get a token: fleetdesk token create --db {where} --user YOU --role oncall --team TEAM")
     print("  then: export FLEETDESK_TOKEN=<token>   (never pass tokens on the command line)", flush=True)
     print(f"  metrics source: {backend.metrics.name}   paging: {backend.paging.name}", flush=True)
-    server = make_server(backend, args.log_level)
+    server = make_server(backend, settings.log_level)
     try:
         server.run(sockets=[sock])
     finally:

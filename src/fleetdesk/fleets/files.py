@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from fleetdesk.fleets.unknown_keys import unknown_keys
 from fleetdesk.settings import locations
 from fleetdesk.settings.local_files import MIB, read_text_file
 from fleetdesk.domain.fleet import FleetFile, MetricIncident
@@ -114,11 +115,16 @@ def load_fleet(name_or_path: str, end_at: datetime | None = None) -> Fleet:
 
 def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
     """Validate decoded JSON against the fleet schema; FleetFileError naming model and field."""
+    unknown = [_describe_schema_error(raw, detail) for detail in unknown_keys(FleetFile, raw)]
     try:
-        return FleetFile.model_validate(raw)
+        file = FleetFile.model_validate(raw)
     except ValidationError as error:
-        problems = [_describe_schema_error(raw, detail) for detail in error.errors(include_url=False)]
-        raise FleetFileError(source, problems) from None
+        problems = [_describe_schema_error(raw, detail) for detail in error.errors(include_url=False)
+                    if detail["type"] != "extra_forbidden"]  # reported above, with every other unknown key
+        raise FleetFileError(source, unknown + problems) from None
+    if unknown:
+        raise FleetFileError(source, unknown)
+    return file
 
 
 def build_fleet(file: FleetFile, source: Path) -> Fleet:

@@ -1,17 +1,14 @@
-"""Console settings: the config file (TOML, XDG config dir), then FLEETDESK_CONSOLE_* variables, then flags."""
+"""Console settings: the config file's top level (TOML, XDG config dir), then FLEETDESK_CONSOLE_* variables, then flags."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from fleetdesk.domain.text import sanitize
-from fleetdesk.settings import locations
-from fleetdesk.settings.local_files import MIB, read_text_file
+from fleetdesk.settings.config_file import SettingsError, console_table, settings_error
 
 DEFAULT_THEME = "fleetdesk-dark"
 DAY_SECONDS = 86_400.0
@@ -20,7 +17,7 @@ DAY_SECONDS = 86_400.0
 class ConsoleSettings(BaseSettings):
     """Everything the console can be told before it starts; each field documents itself."""
 
-    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="ignore", allow_inf_nan=False)
+    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="forbid", allow_inf_nan=False)
 
     server_url: str | None = Field(default=None)
     """Backend to talk to, e.g. https://fleetdesk.internal:8443 (flag: --server)."""
@@ -56,28 +53,7 @@ class ConsoleSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Flags (init) beat the environment, which beats the file.
-        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=_config_file_values()))
-
-
-class SettingsError(ValueError):
-    """The config file or a setting is unusable; the message says which and why, on one line."""
-
-
-def _config_file_values() -> dict[str, Any]:
-    """The config file's table; read as any named file is (regular, at most 1 MiB), never waited on."""
-    path = locations.config_file()
-    where = sanitize(str(path))
-    try:
-        text = read_text_file(path, MIB)
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as error:
-        why = getattr(error, "strerror", None) or "not UTF-8 text"
-        raise SettingsError(f"config file {where}: cannot read it ({sanitize(why)})") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SettingsError(f"config file {where}: not valid TOML ({sanitize(str(error))})") from None
+        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=console_table()))
 
 
 def load_settings(**flags: Any) -> ConsoleSettings:
@@ -85,8 +61,4 @@ def load_settings(**flags: Any) -> ConsoleSettings:
     try:
         return ConsoleSettings(**{name: value for name, value in flags.items() if value is not None})
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(settings)"
-        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        raise SettingsError(sanitize(f"settings (config file {locations.config_file()}, FLEETDESK_CONSOLE_*"
-                                     f" variables, flags): {field}: {first['msg']}{more}")) from None
+        raise settings_error(error, "FLEETDESK_CONSOLE_*") from None

@@ -182,7 +182,11 @@ def configured_patterns(path: Path) -> list[SecretPattern]:
         return []
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"cannot read {path}: {error}") from None
-    table = config.get("snapshot", {}).get("secret_patterns", {})
+    snapshot = config.get("snapshot", {})
+    unknown = sorted(set(snapshot) - {"secret_patterns"}) if isinstance(snapshot, dict) else []
+    if unknown:
+        raise ConfigError(f"{path}: [snapshot]: unknown setting '{unknown[0]}' (known: secret_patterns)")
+    table = snapshot.get("secret_patterns", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [snapshot] secret_patterns must be a table of name = \"regex\"")
     try:
