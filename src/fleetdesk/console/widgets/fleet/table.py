@@ -22,6 +22,7 @@ from textual.strip import Strip
 from fleetdesk.console.palette import palette
 from fleetdesk.console.fleet_filter import haystack, matches, predicate
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
 
@@ -49,7 +50,6 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 _MIN_ID_WIDTH = 34
-_MAX_ID_WIDTH = 48
 _CHROME = 2  # the vertical scrollbar
 _DRAWN_ROWS_KEPT = 1000
 """Rows whose cells and line stay cached for scrolling back and for diffing updates."""
@@ -61,23 +61,24 @@ def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
     return (model.attention.rank, model.tier.rank, budget, model.id)
 
 
-def budget_text(budget: float | None) -> str:
-    return "—" if budget is None else f"{budget:.0%}"
+def budget_text(budget: float | None, missing: str = "—") -> str:
+    return missing if budget is None else f"{budget:.0%}"
 
 
-def signal_text(value: float | None) -> str:
-    """A calibration or NE value of the latest bucket; '—' when it has no data."""
-    return "—" if value is None else f"{value:.2f}"
+def signal_text(value: float | None, missing: str = "—") -> str:
+    """A calibration or NE value of the latest bucket; ``missing`` when it has no data."""
+    return missing if value is None else f"{value:.2f}"
 
 
 def columns_for(width: int) -> list[Column]:
-    """The columns that fit ``width`` cells, dropping the least important first; the id takes what is left."""
+    """The columns that fit ``width`` cells, dropping the least important first; the id takes all that is
+    left (fitted ids keep rows apart at any width, so a wider id column only shows more of each)."""
     chosen = [c for c in COLUMNS if c.key != "id"]
     for priority in sorted({c.priority for c in COLUMNS}, reverse=True):
         if _fixed_width(chosen) + _MIN_ID_WIDTH + 2 <= width or priority == 0:
             break
         chosen = [c for c in chosen if c.priority != priority]
-    id_width = max(_MIN_ID_WIDTH, min(_MAX_ID_WIDTH, width - _fixed_width(chosen) - 2))
+    id_width = max(_MIN_ID_WIDTH, width - _fixed_width(chosen) - 2)
     chosen.append(Column("id", "model", id_width, 0))
     return sorted(chosen, key=lambda c: [k.key for k in COLUMNS].index(c.key))
 
@@ -150,6 +151,12 @@ class FleetTable(ScrollView, can_focus=True):
         self._shown: list[str] = []
         self._rows: dict[str, int] = {}
         self._rebuild_pending = False
+        self._fitted: dict[str, str] = {}
+        """Each model's id as it fits the id column, no two alike (see fitted_ids)."""
+        self._fitted_for: tuple[int, int] | None = None
+        """(id column width, fleet version) the fitted ids were made for."""
+        self._fleet_version = 0
+        """Bumped whenever a model id comes or goes."""
 
     # --- data -----------------------------------------------------------------
 
@@ -162,6 +169,8 @@ class FleetTable(ScrollView, can_focus=True):
             for model in models:
                 self.update_model(model)
             return
+        if fresh.keys() != self.models.keys():
+            self._fleet_version += 1
         self.models = fresh
         self._haystacks = {i: haystack(m) for i, m in fresh.items()}
         self._ordered = None
@@ -175,6 +184,8 @@ class FleetTable(ScrollView, can_focus=True):
             return
         self.models[model.id] = model
         self._haystacks[model.id] = haystack(model)
+        if old is None:
+            self._fleet_version += 1
         if old is None or sort_key(old) != sort_key(model) or self._visibility_changed(model):
             self._forget(model.id)
             self._ordered = None
@@ -251,6 +262,7 @@ class FleetTable(ScrollView, can_focus=True):
         if columns != self.columns:
             self.columns = columns
             self._forget_drawn()
+        self._fit_ids()
         if self._ordered is None:
             self._ordered = [m.id for m in sorted(self.models.values(), key=sort_key)]
         shows, models, haystacks = predicate(self._words), self.models, self._haystacks
@@ -260,6 +272,24 @@ class FleetTable(ScrollView, can_focus=True):
         row = self._rows.get(current, min(self.cursor_row, max(len(self._shown) - 1, 0)))
         self.move_cursor(row=row)
         self.refresh()
+
+    def _fit_ids(self) -> None:
+        """Fit every id to the id column once per width and fleet (not per filter keystroke)."""
+        width = next(c.width for c in self.columns if c.key == "id")
+        if self._fitted_for == (width, self._fleet_version):
+            return
+        self._fitted_for = (width, self._fleet_version)
+        fitted = fit_ids({i: (sanitize(m.id), sanitize(m.type)) for i, m in self.models.items()},
+                         width, self.glyphs.ellipsis)
+        if fitted != self._fitted:
+            changed = [i for i, text in fitted.items() if self._fitted.get(i) != text]
+            self._fitted = fitted
+            for model_id in changed:
+                self._forget(model_id)
+
+    def shown_id(self, model_id: str) -> str:
+        """The model's id as its row shows it."""
+        return self._fitted.get(model_id) or sanitize(model_id)
 
     # --- cursor ---------------------------------------------------------------
 
@@ -336,10 +366,18 @@ class FleetTable(ScrollView, can_focus=True):
         cells = self._cells_of(model_id)
         parts: list[Text] = []
         for column in self.columns:
-            cell = cells[column.key].copy()
-            cell.truncate(column.width, overflow="ellipsis", pad=True)
-            parts.extend((Text(" "), cell, Text(" ")))
+            parts.extend((Text(" "), self._fit(cells[column.key], column.width), Text(" ")))
         return self._strip(Text.assemble(*parts))
+
+    def _fit(self, cell: Text, width: int) -> Text:
+        """The cell cut to ``width`` with this glyph set's ellipsis (Rich's own is always "…"), padded."""
+        cell = cell.copy()
+        if cell.cell_len > width:
+            ellipsis = self.glyphs.ellipsis
+            cell.truncate(max(width - len(ellipsis), 0), overflow="crop")
+            cell.append(ellipsis[:width])
+        cell.truncate(width, overflow="crop", pad=True)
+        return cell
 
     def _strip(self, text: Text) -> Strip:
         return Strip(list(text.render(self.app.console)), text.cell_len)
@@ -357,15 +395,16 @@ class FleetTable(ScrollView, can_focus=True):
         attention_style = colours.get(ATTENTION_STYLE[model.attention], "")
         budget_style = colours.get("error", "") if (model.budget_remaining or 0) < 0 else ""
         incident = f"#{model.open_incident_id}" if model.open_incident_id is not None else ""
+        missing = self.glyphs.missing
         return {
             "health": Text(self.glyphs.attention[model.attention], style=attention_style, no_wrap=True),
-            "budget": Text(f"{budget_text(model.budget_remaining):>5}", style=budget_style),
-            "calibration": Text(f"{signal_text(model.calibration):>5}"),
-            "ne": Text(f"{signal_text(model.normalized_entropy):>5}"),
+            "budget": Text(f"{budget_text(model.budget_remaining, missing):>5}", style=budget_style),
+            "calibration": Text(f"{signal_text(model.calibration, missing):>5}"),
+            "ne": Text(f"{signal_text(model.normalized_entropy, missing):>5}"),
             "tier": Text(model.tier.value, style="bold" if model.tier.rank <= 1 else ""),
-            "id": Text(sanitize(model.id), no_wrap=True, overflow="ellipsis"),
+            "id": Text(self.shown_id(model.id), no_wrap=True),
             "incident": Text(incident),
-            "type": Text(sanitize(f"{model.surface} · {model.stage}"), no_wrap=True, overflow="ellipsis"),
+            "type": Text(sanitize(f"{model.surface}{self.glyphs.separator}{model.stage}"), no_wrap=True),
             "role": Text(model.role.value),
-            "owner": Text(sanitize(model.owner_team), no_wrap=True, overflow="ellipsis"),
+            "owner": Text(sanitize(model.owner_team), no_wrap=True),
         }
