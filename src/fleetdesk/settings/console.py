@@ -42,6 +42,10 @@ class ConsoleSettings(BaseSettings):
     stale_after_seconds: float = Field(default=90.0, gt=0.0)
     """Data older than this is marked stale in the header."""
 
+    cursor_hold_seconds: float = Field(default=5.0, ge=0.0)
+    """After you move the fleet table's cursor, a new page at the top leaves it where you put it for this
+    long (the status line says where the page is); otherwise the cursor moves onto the new worst page."""
+
     @classmethod
     def settings_customise_sources(
         cls,

@@ -7,6 +7,7 @@ objects and measures every cell of every row)."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -25,6 +26,7 @@ from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
 from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import Attention
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +138,23 @@ class FleetTable(ScrollView, can_focus=True):
             super().__init__()
             self.model_id = model_id
 
-    def __init__(self, glyphs: Glyphs, **kwargs) -> None:
+    class NewWorstPage(Message):
+        """A model that pages became the worst of the fleet; ``followed`` when the cursor moved onto it."""
+
+        def __init__(self, model_id: str, followed: bool) -> None:
+            super().__init__()
+            self.model_id = model_id
+            self.followed = followed
+
+    def __init__(self, glyphs: Glyphs, *, hold_seconds: float = 5.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.glyphs = glyphs
+        self.hold_seconds = hold_seconds
+        """After the engineer moves the cursor, a new page at the top leaves it where it is this long."""
+        self._moved_at = -math.inf
+        """time.monotonic() of the engineer's last cursor move."""
+        self._worst: str | None = None
+        """The worst model of the whole fleet (filter or not) when the order was last made."""
         self.models: dict[str, FleetRow] = {}
         self.columns: list[Column] = []
         self._haystacks: dict[str, str] = {}
@@ -263,15 +279,28 @@ class FleetTable(ScrollView, can_focus=True):
             self.columns = columns
             self._forget_drawn()
         self._fit_ids()
+        new_page = None
         if self._ordered is None:
             self._ordered = [m.id for m in sorted(self.models.values(), key=sort_key)]
+            worst = self._ordered[0] if self._ordered else None
+            if worst != self._worst and self._worst is not None and worst is not None \
+                    and self.models[worst].attention is Attention.PAGE:
+                new_page = worst
+            self._worst = worst
         shows, models, haystacks = predicate(self._words), self.models, self._haystacks
         self._shown = [i for i in self._ordered if shows(models[i], haystacks[i])]
         self._rows = {model_id: row for row, model_id in enumerate(self._shown)}
         self.virtual_size = Size(sum(c.width + 2 for c in columns), len(self._shown) + 1)
         row = self._rows.get(current, min(self.cursor_row, max(len(self._shown) - 1, 0)))
+        # The cursor follows a new worst page (Enter then opens what pages), unless the engineer has just
+        # put it somewhere: then it stays, and the screen says where the page is.
+        followed = new_page is not None and new_page in self._rows and not self.recently_moved()
+        if followed:
+            row = self._rows[new_page]
         self.move_cursor(row=row)
         self.refresh()
+        if new_page is not None:
+            self.post_message(self.NewWorstPage(new_page, followed))
 
     def _fit_ids(self) -> None:
         """Fit every id to the id column once per width and fleet (not per filter keystroke)."""
@@ -298,6 +327,29 @@ class FleetTable(ScrollView, can_focus=True):
             return None
         return self._shown[min(self.cursor_row, len(self._shown) - 1)]
 
+    def recently_moved(self) -> bool:
+        """The engineer moved the cursor within the last ``hold_seconds``."""
+        return time.monotonic() - self._moved_at < self.hold_seconds
+
+    def worst_page(self) -> str | None:
+        """The worst model that pages, shown or not."""
+        if self._ordered is None:
+            self._rebuild()
+        ordered = self._ordered or []
+        return next((i for i in ordered if self.models[i].attention is Attention.PAGE), None)
+
+    def select(self, model_id: str) -> bool:
+        """Put the cursor on a shown model, as the engineer's own move; False when the model is not shown."""
+        row = self._rows.get(model_id)
+        if row is None:
+            return False
+        self._moved()
+        self.move_cursor(row=row)
+        return True
+
+    def _moved(self) -> None:
+        self._moved_at = time.monotonic()
+
     def move_cursor(self, *, row: int) -> None:
         """Select row ``row`` (clamped) and scroll it into view."""
         self.cursor_row = max(0, min(row, len(self._shown) - 1))
@@ -312,15 +364,19 @@ class FleetTable(ScrollView, can_focus=True):
             self.refresh_line(row + 1)
 
     def action_cursor(self, step: int) -> None:
+        self._moved()
         self.move_cursor(row=self.cursor_row + step)
 
     def action_page(self, step: int) -> None:
+        self._moved()
         self.move_cursor(row=self.cursor_row + step * max(self.scrollable_content_region.height - 1, 1))
 
     def action_first(self) -> None:
+        self._moved()
         self.move_cursor(row=0)
 
     def action_last(self) -> None:
+        self._moved()
         self.move_cursor(row=len(self._shown) - 1)
 
     def action_select(self) -> None:
@@ -335,6 +391,7 @@ class FleetTable(ScrollView, can_focus=True):
         if row == self.cursor_row:
             self.action_select()
         else:
+            self._moved()
             self.move_cursor(row=row)
 
     # --- drawing --------------------------------------------------------------
