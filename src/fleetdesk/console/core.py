@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 import time
 from pathlib import Path
 from dataclasses import dataclass
@@ -13,11 +13,13 @@ from pydantic import SecretStr
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from fleetdesk.client import ClientTimeouts, ConnectionUpdate, FleetdeskClient, Unauthorized
 from fleetdesk.console import textual_seam
+from fleetdesk.console.ascii import KEY_NAMES, AsciiOnly
 from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
@@ -64,6 +66,7 @@ class ConsoleApp(App[None]):
         self.settings = settings or ConsoleSettings()
         self.backend = backend
         self.glyphs: Glyphs = ASCII if self.settings.ascii else UNICODE
+        self._ascii_only = AsciiOnly(enabled=self.settings.ascii)
         self.link = Link(stale_after=self.settings.stale_after_seconds)
         self._link_words: tuple[str, bool] | None = None
         self._link_connected = True
@@ -231,6 +234,20 @@ class ConsoleApp(App[None]):
         if group == "identity":
             self.set_timer(5.0, self.identify)
         self.notify(message, title=title, severity="error", markup=False)
+
+    # --- drawing --------------------------------------------------------------
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters (NO_COLOR), then, with --ascii, every character as ASCII (console.ascii)."""
+        return [*super().get_line_filters(), *([self._ascii_only] if self._ascii_only.enabled else [])]
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Textual's key names, with --ascii its symbols (arrows, enter) as words."""
+        display = super().get_key_display(binding)
+        if self.settings.ascii and not display.isascii():
+            for symbol, word in KEY_NAMES.items():
+                display = display.replace(symbol, word)
+        return display
 
     # --- keys -----------------------------------------------------------------
 
