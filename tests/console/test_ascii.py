@@ -4,10 +4,11 @@ ASCII only (a terminal or font without box, block or braille glyphs), at 80x24 a
 from __future__ import annotations
 
 import pytest
-from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
+from console_helpers import TIER2_EXPERIMENT, make_app, sample_scorecard, screen_text, wait_for
 from textual.command import CommandPalette
 from textual.widgets import Input
 
+from fleetdesk.console.drill.scorecard import ScorecardScreen
 from fleetdesk.console.screens.audit import AuditScreen
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.fleet import FleetScreen
@@ -62,7 +63,14 @@ STEPS = {
     "incident": lambda pilot: on_model(pilot, "i", IncidentScreen),
     "audit": lambda pilot: on_model(pilot, "l", AuditScreen),
     "model-help": lambda pilot: on_model(pilot, "question_mark", HelpScreen),
+    "scorecard": lambda pilot: _scorecard(pilot),
 }
+
+
+async def _scorecard(pilot):
+    await fleet(pilot)
+    await pilot.app.push_screen(ScorecardScreen(sample_scorecard(), []))
+    await wait_for(pilot, lambda: "Expected responses" in screen_text(pilot.app), "the scorecard")
 
 
 async def _then(before, pilot, *keys):

@@ -12,6 +12,8 @@ from functools import partial
 from pydantic import SecretStr
 from textual import work
 from textual.app import App, SystemCommand
+from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.binding import Binding
 from textual.filter import LineFilter
 from textual.screen import Screen
@@ -236,6 +238,17 @@ class ConsoleApp(App[None]):
         self.notify(message, title=title, severity="error", markup=False)
 
     # --- drawing --------------------------------------------------------------
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """A notice on one line, in the status line's row (app.tcss places it): over the charts' newest
+        buckets, a dialog's buttons or the scorecard, Textual's four-line toasts hid the work at 80x24.
+        The newest notice replaces the one before."""
+        if title:
+            message = f"{escape(title) if markup else title}: {message}"
+        self.clear_notifications()
+        super().notify(message, severity=severity, timeout=timeout, markup=markup)
+
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters (NO_COLOR), then, with --ascii, every character as ASCII (console.ascii)."""
