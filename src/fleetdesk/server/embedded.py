@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.paging import PagingTarget
 from fleetdesk.server.runner import BackgroundServer, bind
+from fleetdesk.server.store import SeedProgress
 from fleetdesk.wire import AccessRole
 
 
@@ -53,17 +55,31 @@ class EmbeddedServer:
 
 
 def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, now: datetime | None = None,
-                   paging: PagingTarget | None = None, demo: bool = False) -> EmbeddedServer:
+                   paging: PagingTarget | None = None, demo: bool = False, cached: bool = False,
+                   say: Callable[[str], None] | None = None, progress: SeedProgress | None = None) -> EmbeddedServer:
     """Seed (or reuse) a database, start serving on 127.0.0.1:<random>, and mint tokens for each role.
 
-    ``now`` freezes the server clock; ``demo`` also serves reads without a token.
+    ``now`` freezes the server clock; ``demo`` also serves reads without a token. ``cached`` (with no
+    ``db_path``): start from a copy of the fleet's seeded store in the cache dir, seeding it only the first
+    time (server.seeded_stores); ``say`` and ``progress`` hear what is being done and how far it is.
     """
     temp_dir = None
+    clock = Clock(now)
     if db_path is None:
         temp_dir = Path(tempfile.mkdtemp(prefix="fleetdesk-"))
         db_path = temp_dir / "fleetdesk.sqlite"
+        if cached:
+            from fleetdesk.server.seeded_stores import prepare
+
+            try:
+                prepare(fleet, db_path, now=clock.now(), say=say, progress=progress)
+            except BaseException:
+                shutil.rmtree(temp_dir, ignore_errors=True)
+                raise
     db_path = Path(db_path)
-    backend = Backend.open(db_path, fleet, Clock(now), paging=paging, demo=demo)
+    if say is not None:
+        say("starting the backend")
+    backend = Backend.open(db_path, fleet, clock, paging=paging, demo=demo, progress=progress)
     teams = sorted({model.owner_team for model in backend.registry.models.values()})
     names = ["admin", "oncall", "viewer", *(f"oncall:{team}" for team in teams)]
     specs = [("admin", AccessRole.ADMIN, [], None), ("oncall", AccessRole.ONCALL, teams, None),
