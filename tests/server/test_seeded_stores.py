@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 from fleetdesk.domain.synthetic import Timeline, synthesize_rows
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server import seeded_stores
-from fleetdesk.server.seeded_stores import Outcome, prepare
+from fleetdesk.server.seeded_stores import Outcome, make_spare, prepare
 from fleetdesk.server.store import Store
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -34,7 +35,7 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def buckets(path: Path, model_id: str | None = None) -> list[tuple]:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         where, args = ("", ()) if model_id is None else (
             " WHERE model_key = (SELECT key FROM models WHERE id = ?)", (model_id,))
         return conn.execute(f"SELECT * FROM buckets{where} ORDER BY model_key, start", args).fetchall()
@@ -52,8 +53,9 @@ def test_a_second_start_copies_the_store_the_first_one_seeded(tmp_path, cache_ho
     assert buckets(first.path) == buckets(second.path)
     assert cached_files(cache_home) == [first.cached.name]
     # Each start has its own copy: what one console does to its store stays there.
-    with sqlite3.connect(second.path) as conn:
+    with closing(sqlite3.connect(second.path)) as conn:
         conn.execute("DELETE FROM buckets")
+        conn.commit()
     assert len(buckets(first.cached)) == 16_125
 
 
@@ -83,6 +85,20 @@ def test_a_store_seeded_hours_ago_is_continued_to_now_as_the_same_history(tmp_pa
         (int(r.start.timestamp()), r.weight, r.label_sum, r.prediction_sum, r.cross_entropy_sum) for r in longer[-3:]]
     again = prepare("small", tmp_path / "again.sqlite", now=T0 + timedelta(hours=3, minutes=50))
     assert again.outcome is Outcome.REUSED and buckets(again.path) == buckets(later.path)
+
+
+def test_a_spare_copy_left_by_a_console_is_taken_by_the_next_start_instead_of_copying(tmp_path, cache_home):
+    first = prepare("small", tmp_path / "one.sqlite", now=T0, keep_spare=True)  # seeded: a spare at once
+    spare = first.cached.with_suffix(".spare.sqlite")
+    assert spare.exists() and not first.claimed_spare
+    second = prepare("small", tmp_path / "two.sqlite", now=T0 + timedelta(hours=2), keep_spare=True)
+    assert second.claimed_spare and second.outcome is Outcome.CONTINUED and not spare.exists()
+    assert buckets(second.path) == buckets(second.cached)  # the spare, continued as the cached store was
+    make_spare("small")  # the console ended
+    assert buckets(spare) == buckets(second.cached)
+    assert sorted(cached_files(cache_home)) == sorted([first.cached.name, spare.name])
+    third = prepare("small", tmp_path / "three.sqlite", now=T0 + timedelta(hours=2))
+    assert third.claimed_spare and third.outcome is Outcome.REUSED
 
 
 def test_a_store_older_than_the_continuation_limit_is_seeded_again(tmp_path):
@@ -155,6 +171,6 @@ def test_a_crash_mid_seed_leaves_no_half_store_and_the_next_start_seeds_it(tmp_p
     assert left and all(name.startswith(".") and ".tmp" in name for name in left), left  # only the temp file
     fresh = prepare("small", tmp_path / "fresh.sqlite", now=T0)
     assert fresh.outcome is Outcome.SEEDED and cached_files(cache_home) == [fresh.cached.name]
-    with sqlite3.connect(fresh.path) as conn:
+    with closing(sqlite3.connect(fresh.path)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert len(buckets(fresh.path)) == 16_125

@@ -28,6 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    report = StartReport(sys.stderr) if args.fleet else None
+    if report is not None:
+        report.say(f"starting the embedded backend for fleet {args.fleet!r}")  # before anything heavy is imported
+
     from pydantic import SecretStr
 
     from fleetdesk.client import FleetdeskError, load_token
@@ -40,9 +44,7 @@ def run(args: argparse.Namespace) -> int:
     )
     embedded = None
     try:
-        if args.fleet:
-            report = StartReport(sys.stderr)
-            report.say(f"starting the embedded backend for fleet {args.fleet!r}")  # before the heavy imports
+        if report is not None:
             from fleetdesk.server.embedded import start_embedded
 
             # The fleet's store is seeded once and kept in the cache dir: later starts copy it.

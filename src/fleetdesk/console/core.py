@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import threading
 from collections.abc import Iterable, Sequence
 import time
 from pathlib import Path
@@ -32,6 +35,9 @@ from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
 from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI, Window
 
+
+
+_EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,12 @@ class ConsoleApp(App[None]):
 
     async def on_mount(self) -> None:
         await self.client.__aenter__()
+        if not self.is_headless and threading.current_thread() is threading.main_thread():
+            # A closed SSH session (SIGHUP) or a kill (SIGTERM) ends the console as q would: the terminal is
+            # restored and an embedded backend removes its database copy.
+            loop = asyncio.get_running_loop()
+            for signum in _EXIT_SIGNALS:
+                loop.add_signal_handler(signum, self.exit)
         from fleetdesk.console.screens.fleet import FleetScreen
 
         for problem in self.theme_problems:
@@ -121,6 +133,9 @@ class ConsoleApp(App[None]):
         self.follow_events()
 
     async def on_unmount(self) -> None:
+        if not self.is_headless and threading.current_thread() is threading.main_thread():
+            for signum in _EXIT_SIGNALS:
+                asyncio.get_running_loop().remove_signal_handler(signum)
         await self.client.__aexit__(None, None, None)
 
     @work(exclusive=True, group="identity", exit_on_error=False)

@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from fleetdesk.server.auth import create_tokens
@@ -28,6 +29,7 @@ class EmbeddedServer:
     backend: Backend = field(repr=False)
     _runner: BackgroundServer = field(repr=False)
     _temp_dir: Path | None = field(default=None, repr=False)
+    _after_stop: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def admin_token(self) -> str:
@@ -46,6 +48,8 @@ class EmbeddedServer:
         self._runner.stop()
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
+        if self._after_stop is not None:
+            self._after_stop()
 
     def __enter__(self) -> EmbeddedServer:
         return self
@@ -64,15 +68,17 @@ def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, n
     time (server.seeded_stores); ``say`` and ``progress`` hear what is being done and how far it is.
     """
     temp_dir = None
+    after_stop = None
     clock = Clock(now)
     if db_path is None:
         temp_dir = Path(tempfile.mkdtemp(prefix="fleetdesk-"))
         db_path = temp_dir / "fleetdesk.sqlite"
         if cached:
-            from fleetdesk.server.seeded_stores import prepare
+            from fleetdesk.server.seeded_stores import make_spare, prepare
 
+            after_stop = partial(make_spare, fleet)  # the next start takes it instead of copying
             try:
-                prepare(fleet, db_path, now=clock.now(), say=say, progress=progress)
+                prepare(fleet, db_path, now=clock.now(), say=say, progress=progress, keep_spare=True)
             except BaseException:
                 shutil.rmtree(temp_dir, ignore_errors=True)
                 raise
@@ -89,4 +95,4 @@ def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, n
     runner = BackgroundServer(backend, bind("127.0.0.1", 0))
     runner.start()
     return EmbeddedServer(url=runner.url, db_path=db_path, tokens=tokens, backend=backend, _runner=runner,
-                          _temp_dir=temp_dir)
+                          _temp_dir=temp_dir, _after_stop=after_stop)

@@ -2,7 +2,9 @@
 its 921,597 buckets once (about 7 s) instead of on every start.
 
 One store per fleet file content and seeding recipe lives under the XDG cache dir; a start copies it (the
-console's actions change its copy, never the cached one) and serves the copy.
+console's actions change its copy, never the cached one) and serves the copy. Copying the large fleet's
+54 MB was a third of a warm start, so a console leaves a spare copy when it ends (and the seeding start
+one at once), which the next start renames into place.
 
 - **Key.** A hash of the fleet file's bytes and of the recipe that turns them into a store: the schema
   version and the source of the code that synthesizes and writes the buckets. Editing the fleet file or
@@ -40,8 +42,8 @@ from fleetdesk.settings import locations
 
 MAX_CONTINUED = timedelta(days=7)
 """A cached history older than this is seeded again rather than continued."""
-_STORE_NAME = re.compile(r"\.?[^/]+-[0-9a-f]{8}-[0-9a-f]{20}\.sqlite(-wal|-shm|\.\d+\.tmp(-wal|-shm)?)?")
-"""A cached store, its SQLite side files, or a seed's temporary file."""
+_STORE_NAME = re.compile(r"\.?[^/]+-[0-9a-f]{8}-[0-9a-f]{20}(\.spare)?\.sqlite(-wal|-shm|\.\d+\.tmp(-wal|-shm)?)?")
+"""A cached store or spare, its SQLite side files, or a seed's or copy's temporary file."""
 _RECIPE_MODULES = ("fleetdesk.domain.synthetic", "fleetdesk.fleets.files", "fleetdesk.server.store")
 """The code that decides what a seeded store holds: its source is part of the key."""
 
@@ -61,6 +63,8 @@ class Prepared:
     buckets: int
     """Buckets written by this start: all of them when seeded, the new hours' when continued, else 0."""
     cached: Path
+    claimed_spare: bool = False
+    """This start took the spare copy an earlier start had left (no copy made)."""
 
 
 Say = Callable[[str], None]
@@ -89,19 +93,69 @@ def lock_path(fleet: str) -> Path:
 
 
 def prepare(fleet: str, into: Path, *, now: datetime, say: Say | None = None,
-            progress: SeedProgress | None = None) -> Prepared:
-    """A store for ``fleet`` whose history ends at ``now``, copied to ``into``: seeded once, then reused."""
+            progress: SeedProgress | None = None, keep_spare: bool = False) -> Prepared:
+    """A store for ``fleet`` whose history ends at ``now`` at ``into``: seeded once, then copied.
+
+    A spare copy left by an earlier start is taken instead of copying; ``keep_spare`` makes one at once
+    when this start seeded the store (call ``make_spare`` when the console ends, for the starts after)."""
     say = say or (lambda _: None)
-    source = resolve_fleet_path(fleet)
-    lock = lock_path(fleet)
+    lock, cached, spare = _paths(fleet)
     lock.parent.mkdir(parents=True, exist_ok=True)
-    name = lock.stem
-    cached = lock.with_name(f"{name}-{store_key(source)}.sqlite")
     with _locked(lock, say):
-        _remove_leftovers(lock.parent, name, keep=cached)
+        _remove_leftovers(lock.parent, lock.stem, keep={cached, spare})
         outcome, buckets = _bring_up_to(cached, fleet, now, say, progress)
-        shutil.copyfile(cached, into)
-    return Prepared(into, outcome, buckets, cached)
+        if outcome is Outcome.SEEDED:
+            spare.unlink(missing_ok=True)  # a copy of the store this seed replaced
+        claimed = spare.exists()
+        if claimed:
+            os.replace(spare, into)  # a copy of the store as it was at an earlier start
+        else:
+            shutil.copyfile(cached, into)
+        if keep_spare and outcome is Outcome.SEEDED:
+            _copy(cached, spare)
+    if claimed:
+        buckets += _continue_copy(into, fleet, now, progress)
+    return Prepared(into, outcome, buckets, cached, claimed)
+
+
+def make_spare(fleet: str) -> None:
+    """Leave a copy of the fleet's cached store for the next start to take (at a console's end: the next
+    start then renames it into place instead of copying 54 MB for the large fleet)."""
+    lock, cached, spare = _paths(fleet)
+    if not lock.parent.is_dir():
+        return
+    with _locked(lock, lambda _: None):
+        if cached.exists() and not spare.exists():
+            _copy(cached, spare)
+
+
+def _paths(fleet: str) -> tuple[Path, Path, Path]:
+    """The fleet's lock file, its cached store (for the file's current content) and that store's spare."""
+    lock = lock_path(fleet)
+    cached = lock.with_name(f"{lock.stem}-{store_key(resolve_fleet_path(fleet))}.sqlite")
+    return lock, cached, cached.with_suffix(".spare.sqlite")
+
+
+def _copy(source: Path, target: Path) -> None:
+    """A whole copy or none: copied under a temporary name, then renamed."""
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(source, temp)
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _continue_copy(path: Path, fleet: str, now: datetime, progress: SeedProgress | None) -> int:
+    """Bring a taken spare (this start's own file now) up to now, as the cached store was."""
+    store = Store(path)
+    try:
+        end = store.history_end()
+        if end is None or now - end < store.fleet_config().bucket:
+            return 0
+        return store.extend(load_fleet(fleet, end_at=end), now, progress)
+    finally:
+        store.close()
 
 
 def _bring_up_to(cached: Path, fleet: str, now: datetime, say: Say,
@@ -163,10 +217,11 @@ def _locked(lock: Path, say: Say) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _remove_leftovers(folder: Path, name: str, keep: Path) -> None:
-    """This fleet's stores of other keys, and temporary files of crashed seeds (we hold its lock)."""
+def _remove_leftovers(folder: Path, name: str, keep: set[Path]) -> None:
+    """This fleet's stores and spares of other keys, and temporary files of crashed seeds and copies (we hold
+    its lock)."""
     for path in folder.iterdir():
-        if _STORE_NAME.fullmatch(path.name) and path.name.lstrip(".").startswith(f"{name}-") and path != keep:
+        if _STORE_NAME.fullmatch(path.name) and path.name.lstrip(".").startswith(f"{name}-") and path not in keep:
             path.unlink(missing_ok=True)
 
 
