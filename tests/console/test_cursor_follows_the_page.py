@@ -44,7 +44,7 @@ async def test_a_new_page_at_the_top_takes_the_cursor_and_enter_opens_it(server)
         await make_it_page(server)
         await wait_for(pilot, lambda: table.shown_ids[0] == NEW_PAGE, "the new page to sort to the top")
         assert table.selected_id() == NEW_PAGE
-        assert "new page: " in screen_text(pilot.app)
+        assert pilot.app.screen.query_one(StatusLine).note == f"new page: {NEW_PAGE} (Enter opens it)"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")
         assert pilot.app.screen.model_id == NEW_PAGE
@@ -73,5 +73,6 @@ async def test_p_goes_to_the_worst_page_through_a_filter_that_hides_it(server):
         await pilot.press("p")
         assert table.selected_id() == worst and table.row_count == len(table.models)
         assert pilot.app.screen.query_one("#filter", Input).value == ""
+        await wait_for(pilot, lambda: "esc Clear" not in screen_text(pilot.app).splitlines()[-1], "Esc to drop off")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: "worst-page" in screen_text(pilot.app), "the key in the help")

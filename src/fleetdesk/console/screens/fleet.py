@@ -230,6 +230,7 @@ class FleetScreen(ConsoleScreen):
         self.query_one(FleetTable).set_filter(self._words())
         self.query_one(FleetTable).focus()
         self._show_counts()
+        self.refresh_bindings()  # Esc no longer clears anything (the focus may not have moved to say so)
 
     def action_tier(self, rank: int) -> None:
         tier = Tier(f"TIER{rank}")
@@ -254,7 +255,7 @@ class FleetScreen(ConsoleScreen):
         self.open_model(message.model_id)
 
     def on_fleet_table_new_worst_page(self, message: FleetTable.NewWorstPage) -> None:
-        where = "the cursor is on it, Enter opens it" if message.followed else "p goes to it"
+        where = "Enter opens it" if message.followed else "p goes to it"  # the cursor is on it, or stayed
         self.query_one(StatusLine).say(f"new page: {message.model_id} ({where})", warning=True)
 
     def action_worst_page(self) -> None:
