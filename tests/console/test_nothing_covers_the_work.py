@@ -121,3 +121,15 @@ async def test_the_key_bar_says_more_keys_exist_when_they_do_not_fit(server):
         assert all(f"{key} " in footer for key in "wils")
         await pilot.resize_terminal(80, 24)
         await wait_for(pilot, lambda: "? more" in screen_text(pilot.app).splitlines()[-1], "the more key again")
+
+
+async def test_of_notices_in_a_burst_the_newest_shows_in_the_status_row(server):
+    # Failures come in bursts (the fleet, identity and the live feed all get the same 401): two notices in one
+    # line's room pushed each other out of sight.
+    async with make_app(server).run_test(size=(100, 30), notifications=True) as pilot:
+        await live_fleet(pilot)
+        pilot.app.notify("token expired", title="not signed in (401)", severity="error", markup=False)
+        pilot.app.notify("token expired, again", title="not signed in (401)", severity="error", markup=False)
+        await wait_for(pilot, lambda: "not signed in (401): token expired, again" in screen_text(pilot.app),
+                       "the newest notice")
+        assert screen_text(pilot.app).splitlines()[status_row(pilot.app)].count("not signed in") == 1

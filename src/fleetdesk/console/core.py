@@ -260,6 +260,10 @@ class ConsoleApp(App[None]):
         buckets, a dialog's buttons or the scorecard, Textual's four-line toasts hid the work at 80x24.
         The newest notice replaces the one before."""
         if title:
+            # "not signed in (401): not signed in: the server refused…" says it twice in a line it needs.
+            said = title.split(" (")[0]
+            if message.startswith(f"{said}:"):
+                message = message[len(said) + 1:].lstrip()
             message = f"{escape(title) if markup else title}: {message}"
         self.clear_notifications()
         super().notify(message, severity=severity, timeout=timeout, markup=markup)
