@@ -51,3 +51,51 @@ VIEWS = {"fleet": _live_fleet, "model": _model, "confirm": _confirm, "help": _he
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_snapshot(server, snap_compare, view, size, theme):
     assert snap_compare(make_app(server, theme=theme), terminal_size=size, run_before=VIEWS[view])
+
+
+@pytest.fixture(scope="module")
+def large_server(tmp_path_factory):
+    """The real server on the large fleet (1,200 models), seeded once for this module, frozen at the time the
+    ``server`` fixture's clock is (tests/conftest.py FIXED_NOW)."""
+    from datetime import UTC, datetime
+
+    from fleetdesk.server.embedded import start_embedded
+
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    embedded = start_embedded("large", tmp_path_factory.mktemp("large") / "fleetdesk.sqlite", now=now)
+    yield embedded
+    embedded.stop()
+
+
+SHARED_PREFIX = "ig_reels_late-stage_transformer.x1"
+"""Eleven experiments whose ids start alike: cut at their end, all eleven rows read the same at 80 columns."""
+
+
+async def _large_fleet_filtered(pilot) -> None:
+    await _live_fleet(pilot)
+    await pilot.press("slash", *SHARED_PREFIX)
+    table = pilot.app.screen.query_one(FleetTable)
+    await wait_for(pilot, lambda: table.row_count == 11, "the shared-prefix filter")
+
+
+@pytest.mark.parametrize("view", ["whole", "shared-prefix"])
+def test_snapshot_large_fleet_at_80x24(large_server, snap_compare, view):
+    run_before = _large_fleet_filtered if view == "shared-prefix" else _live_fleet
+    assert snap_compare(make_app(large_server), terminal_size=(80, 24), run_before=run_before)
+
+
+async def _scorecard(pilot) -> None:
+    from console_helpers import sample_scorecard
+
+    from fleetdesk.console.drill.scorecard import ScorecardScreen
+
+    await _live_fleet(pilot)
+    await pilot.app.push_screen(ScorecardScreen(sample_scorecard(), []))
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ScorecardScreen)
+                   and pilot.app.screen.query("MarkdownTable"), "the scorecard")
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_scorecard(server, snap_compare, size):
+    assert snap_compare(make_app(server), terminal_size=size, run_before=_scorecard)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
+from typing import TextIO
 
 from fleetdesk.commands.arguments import identifier
 
@@ -28,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    report = StartReport(sys.stderr) if args.fleet else None
+    if report is not None:
+        report.say(f"starting the embedded backend for fleet {args.fleet!r}")  # before anything heavy is imported
+
     from pydantic import SecretStr
 
     from fleetdesk.client import FleetdeskError, load_token
@@ -44,10 +50,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     embedded = None
     try:
-        if args.fleet:
+        if report is not None:
             from fleetdesk.server.embedded import start_embedded
 
-            embedded = start_embedded(fleet=args.fleet)
+            # The fleet's store is seeded once and kept in the cache dir: later starts copy it.
+            embedded = start_embedded(fleet=args.fleet, cached=True, say=report.say, progress=report.seeding)
+            report.done()
             # The demo signs in as on-call for every team, so every playbook action can be tried.
             backend = Backend(embedded.url, SecretStr(embedded.oncall_token), label=f"embedded {args.fleet}")
         elif settings.server_url:
@@ -64,6 +72,49 @@ def run(args: argparse.Namespace) -> int:
         if embedded is not None:
             embedded.stop()
     return 0
+
+
+class StartReport:
+    """What the embedded start is doing and how far it is, on one line of the terminal until the console opens
+    (seeding the large fleet takes seconds; a blank screen said nothing)."""
+
+    EVERY = 0.1
+    """Seconds between progress redraws."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.started = time.monotonic()
+        self._drawn = 0.0
+        self._width = 0
+
+    def say(self, doing: str) -> None:
+        self._write(f"fleetdesk: {doing}", final=True)
+
+    def seeding(self, done: int, total: int, buckets: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._drawn < self.EVERY:
+            return
+        self._drawn = now
+        line = f"fleetdesk: writing buckets: {done:,} of {total:,} models, {buckets:,} buckets ({done / total:.0%})"
+        if self.live or done == total:
+            self._write(line, final=done == total)
+
+    def done(self) -> None:
+        self._write(f"fleetdesk: backend ready in {time.monotonic() - self.started:.1f} s; opening the console",
+                    final=True)
+
+    def _write(self, line: str, final: bool) -> None:
+        if self.live:
+            # One line, rewritten in place; the console's screen replaces it when it opens.
+            self.stream.write("\r" + line.ljust(self._width)[: max(self._width, len(line))])
+            self._width = len(line)
+            if final:
+                self.stream.write("\n")
+                self._width = 0
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
 
 
 def _ascii_terminal() -> bool:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import signal
+import threading
+from collections.abc import Iterable, Sequence
 import time
 from pathlib import Path
 from dataclasses import dataclass
@@ -12,12 +15,16 @@ from functools import partial
 from pydantic import SecretStr
 from textual import work
 from textual.app import App, SystemCommand
+from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from fleetdesk.client import ClientTimeouts, ConnectionUpdate, FleetdeskClient, Unauthorized
 from fleetdesk.console import textual_seam
+from fleetdesk.console.ascii import KEY_NAMES, AsciiOnly
 from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
@@ -28,6 +35,9 @@ from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
 from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI, Window
 
+
+
+_EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,7 @@ class ConsoleApp(App[None]):
         self.settings = settings or ConsoleSettings()
         self.backend = backend
         self.glyphs: Glyphs = ASCII if self.settings.ascii else UNICODE
+        self._ascii_only = AsciiOnly(enabled=self.settings.ascii)
         self.link = Link(stale_after=self.settings.stale_after_seconds)
         self._link_words: tuple[str, bool] | None = None
         self._link_connected = True
@@ -98,6 +109,12 @@ class ConsoleApp(App[None]):
 
     async def on_mount(self) -> None:
         await self.client.__aenter__()
+        if not self.is_headless and threading.current_thread() is threading.main_thread():
+            # A closed SSH session (SIGHUP) or a kill (SIGTERM) ends the console as q would: the terminal is
+            # restored and an embedded backend removes its database copy.
+            loop = asyncio.get_running_loop()
+            for signum in _EXIT_SIGNALS:
+                loop.add_signal_handler(signum, self.exit)
         from fleetdesk.console.screens.fleet import FleetScreen
 
         for problem in self.theme_problems:
@@ -116,6 +133,9 @@ class ConsoleApp(App[None]):
         self.follow_events()
 
     async def on_unmount(self) -> None:
+        if not self.is_headless and threading.current_thread() is threading.main_thread():
+            for signum in _EXIT_SIGNALS:
+                asyncio.get_running_loop().remove_signal_handler(signum)
         await self.client.__aexit__(None, None, None)
 
     @work(exclusive=True, group="identity", exit_on_error=False)
@@ -231,6 +251,35 @@ class ConsoleApp(App[None]):
         if group == "identity":
             self.set_timer(5.0, self.identify)
         self.notify(message, title=title, severity="error", markup=False)
+
+    # --- drawing --------------------------------------------------------------
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """A notice on one line, in the status line's row (app.tcss places it): over the charts' newest
+        buckets, a dialog's buttons or the scorecard, Textual's four-line toasts hid the work at 80x24.
+        The newest notice replaces the one before."""
+        if title:
+            # "not signed in (401): not signed in: the server refused…" says it twice in a line it needs.
+            said = title.split(" (")[0]
+            if message.startswith(f"{said}:"):
+                message = message[len(said) + 1:].lstrip()
+            message = f"{escape(title) if markup else title}: {message}"
+        self.clear_notifications()
+        super().notify(message, severity=severity, timeout=timeout, markup=markup)
+
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters (NO_COLOR), then, with --ascii, every character as ASCII (console.ascii)."""
+        return [*super().get_line_filters(), *([self._ascii_only] if self._ascii_only.enabled else [])]
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Textual's key names, with --ascii its symbols (arrows, enter) as words."""
+        display = super().get_key_display(binding)
+        if self.settings.ascii and not display.isascii():
+            for symbol, word in KEY_NAMES.items():
+                display = display.replace(symbol, word)
+        return display
 
     # --- keys -----------------------------------------------------------------
 

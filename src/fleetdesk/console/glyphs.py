@@ -24,6 +24,8 @@ class Glyphs:
     baseline_mark: str
     braille: bool
     ellipsis: str
+    missing: str
+    """A value with no data (no budget yet, a bucket without events)."""
 
 
 UNICODE = Glyphs(
@@ -42,6 +44,7 @@ UNICODE = Glyphs(
     baseline_mark="·",
     braille=True,
     ellipsis="…",
+    missing="—",
 )
 
 ASCII = Glyphs(
@@ -60,6 +63,7 @@ ASCII = Glyphs(
     baseline_mark=".",
     braille=False,
     ellipsis="...",
+    missing="-",
 )
 
 ATTENTION_STYLE: dict[Attention, str] = {

@@ -63,20 +63,35 @@ _new_row = tuple.__new__
 
 
 class Timeline:
-    """The closed buckets of a history window, with their traffic seasonality."""
+    """The closed buckets of a history window, with their traffic seasonality.
 
-    def __init__(self, start: datetime, end: datetime, bucket: timedelta) -> None:
+    A timeline can continue another (``Timeline.after``): its buckets then draw the noise the longer
+    history would have drawn at those positions, and open-ended drifts stay at the full magnitude they
+    reached at the first window's end, so the continuation reads as the same history, only longer.
+    """
+
+    def __init__(self, start: datetime, end: datetime, bucket: timedelta, *, first_index: int = 0,
+                 open_end: datetime | None = None) -> None:
         if bucket <= timedelta(0):
             raise ValueError("bucket must be positive")
         self.start = start
         self.end = end
         self.bucket = bucket
+        self.first_index = first_index
+        """Position of the first bucket in the noise stream (0 unless this continues another timeline)."""
+        self.open_end = open_end or end
+        """Where an open-ended drift's ramp ends."""
         count = max((end - start) // bucket, 0)
         self.starts: list[datetime] = [start + i * bucket for i in range(count)]
         self.seasonality: list[float] = [_daily_factor(t + bucket / 2) for t in self.starts]
 
     def __len__(self) -> int:
         return len(self.starts)
+
+    def after(self, end: datetime) -> Timeline:
+        """The buckets from this timeline's end up to ``end``, continuing it."""
+        return Timeline(self.start + len(self.starts) * self.bucket, end, self.bucket,
+                        first_index=self.first_index + len(self.starts), open_end=self.open_end)
 
     def index_at_or_after(self, moment: datetime) -> int:
         """Index of the first bucket starting at or after ``moment`` (clamped to the timeline)."""
@@ -119,12 +134,13 @@ def _incident_effects(
         if incident.kind is IncidentKind.FEED_STOP:
             stopped.update(range(first, last))
             continue
-        span = end - incident.start
+        span = (incident.end if incident.end is not None else timeline.open_end) - incident.start
         for index in range(first, last):
             effect = effects[index]
             if incident.kind is IncidentKind.CALIBRATION_DRIFT:
                 # Linear ramp: the full magnitude is reached by the bucket that closes at the end.
-                done = min((timeline.starts[index] + timeline.bucket - incident.start) / span, 1.0)
+                done = min((timeline.starts[index] + timeline.bucket - incident.start) / span, 1.0) \
+                    if span > timedelta(0) else 1.0
                 effect.calibration *= 1.0 + (incident.magnitude - 1.0) * done
             elif incident.kind is IncidentKind.NE_REGRESSION:
                 effect.ne *= incident.magnitude
@@ -163,7 +179,7 @@ def synthesize_rows(
     # The hot loop of fleet loading (~700k iterations for 1,000 models): splitmix64
     # (bucket i's bits are the stream's i-th output) is inlined and clamps are
     # conditionals, because calls dominate its cost.
-    state = (key + _GOLDEN) & mask
+    state = (key + _GOLDEN * (timeline.first_index + 1)) & mask
     for index, start in enumerate(timeline.starts):
         bits = state
         state = (state + _GOLDEN) & mask

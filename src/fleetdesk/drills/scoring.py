@@ -11,6 +11,7 @@ client directly).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -21,6 +22,10 @@ from fleetdesk.drills.scenario import ActionMatch, Scenario
 from fleetdesk.wire import ActionEventData, ActionKind, EventType, IncidentEventData, ServerEvent
 
 SCORECARD_SCHEMA_VERSION = 1
+_INLINE = re.compile(r"([\\`*\[\]<>|!&~])")
+"""Characters that open a link, an image, HTML, an entity, a code span, emphasis or a table cell."""
+_BLOCK_START = re.compile(r"^(\s*)([#+=-]|\d+(?=[.)]))")
+"""What turns a line into a heading, quote, list or rule."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,13 +240,21 @@ def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}s"
 
 
+def markdown_text(value: str) -> str:
+    """Data as inert Markdown: sanitized, and every character that would open a link, an image, HTML, a code
+    span or a table cell escaped. Ids stay readable raw (headless drills print this page): "_" inside a word
+    and "-" are plain text to Markdown."""
+    return _INLINE.sub(r"\\\1", sanitize(value))
+
+
 def to_markdown(card: Scorecard) -> str:
-    """The scorecard as a Markdown page (data sanitized: it is read in terminals too)."""
-    s = sanitize
+    """The scorecard as a Markdown page, the one form of it: saved, printed by headless drills and rendered
+    by the console (data sanitized and escaped: a model id holding "|" must not split a table cell)."""
+    s = markdown_text
     lines = [
         f"# Drill scorecard: {s(card.title)} — {'PASS' if card.passed else 'FAIL'}",
         "",
-        f"- Scenario: `{s(card.scenario)}` on fleet `{s(card.fleet)}`, seed {card.seed}, "
+        f"- Scenario: {s(card.scenario)} on fleet {s(card.fleet)}, seed {card.seed}, "
         f"speed {card.speed:g} bucket(s)/s",
         f"- Started: {card.started_at.isoformat()} · ran {card.duration:.1f}s",
         f"- First page: {_seconds(card.first_page)} after start",
@@ -277,7 +290,13 @@ def to_markdown(card: Scorecard) -> str:
 
 
 def _paragraphs(text: str) -> str:
-    return "\n".join(sanitize(line) for line in text.strip().splitlines())
+    """The story's lines as text, none of them a heading, a list or a rule."""
+    return "\n".join(_BLOCK_START.sub(_escape_block, markdown_text(line)) for line in text.strip().splitlines())
+
+
+def _escape_block(match: re.Match[str]) -> str:
+    indent, marker = match.groups()
+    return f"{indent}{marker}\\" if marker[0].isdigit() else f"{indent}\\{marker}"
 
 
 def _hours(delta: timedelta) -> str:

@@ -68,19 +68,25 @@ class Fleet:
     def incidents_for(self, model_id: str) -> list[MetricIncident]:
         return list(self._incidents.get(model_id, ()))
 
-    def rows(self, model_id: str) -> list[BucketRow]:
-        """One model's buckets as plain rows (no validation per bucket)."""
+    def rows(self, model_id: str, timeline: Timeline | None = None) -> list[BucketRow]:
+        """One model's buckets as plain rows (no validation per bucket), over its history or ``timeline``."""
         self.model(model_id)
         profile = self.file.history.profiles[model_id]
-        return synthesize_rows(model_id, profile, self._incidents.get(model_id, ()), self.timeline)
+        return synthesize_rows(model_id, profile, self._incidents.get(model_id, ()), timeline or self.timeline)
+
+    def continued_until(self, end: datetime) -> Timeline:
+        """The buckets after the history's end up to ``end`` (floored to a bucket), as the same history
+        would have gone on: same noise stream, drifts held at their full magnitude, feed stops still stopped."""
+        bucket = self.file.history.bucket
+        return self.timeline.after(end - (end - _EPOCH) % bucket)
 
     def buckets(self, model_id: str) -> Iterator[StabilityBucket]:
         return map(bucket_from_row, self.rows(model_id))
 
-    def all_rows(self) -> Iterator[tuple[str, list[BucketRow]]]:
-        """Every model's rows, model by model: the bulk-load fast path."""
+    def all_rows(self, timeline: Timeline | None = None) -> Iterator[tuple[str, list[BucketRow]]]:
+        """Every model's rows (over its history or ``timeline``), model by model: the bulk-load fast path."""
         for model_id in self.registry.models:
-            yield model_id, self.rows(model_id)
+            yield model_id, self.rows(model_id, timeline)
 
     def all_buckets(self) -> Iterator[tuple[str, StabilityBucket]]:
         for model_id, rows in self.all_rows():

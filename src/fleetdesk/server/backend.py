@@ -19,7 +19,7 @@ from fleetdesk.server.events import EventNotifier
 from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
 from fleetdesk.server.storage import StorageWatch
-from fleetdesk.server.store import FleetConfig, Store
+from fleetdesk.server.store import FleetConfig, SeedProgress, Store
 
 log = logging.getLogger("fleetdesk.server")
 
@@ -55,8 +55,9 @@ class Backend:
 
     @classmethod
     def open(cls, db_path: Path | str, fleet: str | None, clock: Clock, *, demo: bool = False,
-             paging: PagingTarget | None = None, metrics: MetricsSource | None = None) -> Backend:
-        """Open (migrating) the database; seed it from ``fleet`` when it is new."""
+             paging: PagingTarget | None = None, metrics: MetricsSource | None = None,
+             progress: SeedProgress | None = None) -> Backend:
+        """Open (migrating) the database; seed it from ``fleet`` when it is new (``progress`` hears how far)."""
         store = Store(db_path)
         store.migrate()
         seeded = not store.is_seeded()
@@ -65,7 +66,7 @@ class Backend:
                 raise ValueError(f"{db_path}: new database and no --fleet to seed it from")
             from fleetdesk.fleets import load_fleet
 
-            count = store.seed(load_fleet(fleet, end_at=clock.now()))
+            count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
             log.info("seeded %s from fleet %s: %d buckets", db_path, fleet, count)
         config = store.fleet_config()
         backend = cls(store=store, clock=clock, config=config, registry=store.registry(config),

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from fleetdesk.server.auth import create_tokens
@@ -13,6 +15,7 @@ from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.paging import PagingTarget
 from fleetdesk.server.runner import BackgroundServer, bind
+from fleetdesk.server.store import SeedProgress
 from fleetdesk.wire import AccessRole
 
 
@@ -26,6 +29,7 @@ class EmbeddedServer:
     backend: Backend = field(repr=False)
     _runner: BackgroundServer = field(repr=False)
     _temp_dir: Path | None = field(default=None, repr=False)
+    _after_stop: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def admin_token(self) -> str:
@@ -44,6 +48,8 @@ class EmbeddedServer:
         self._runner.stop()
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
+        if self._after_stop is not None:
+            self._after_stop()
 
     def __enter__(self) -> EmbeddedServer:
         return self
@@ -53,17 +59,33 @@ class EmbeddedServer:
 
 
 def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, now: datetime | None = None,
-                   paging: PagingTarget | None = None, demo: bool = False) -> EmbeddedServer:
+                   paging: PagingTarget | None = None, demo: bool = False, cached: bool = False,
+                   say: Callable[[str], None] | None = None, progress: SeedProgress | None = None) -> EmbeddedServer:
     """Seed (or reuse) a database, start serving on 127.0.0.1:<random>, and mint tokens for each role.
 
-    ``now`` freezes the server clock; ``demo`` also serves reads without a token.
+    ``now`` freezes the server clock; ``demo`` also serves reads without a token. ``cached`` (with no
+    ``db_path``): start from a copy of the fleet's seeded store in the cache dir, seeding it only the first
+    time (server.seeded_stores); ``say`` and ``progress`` hear what is being done and how far it is.
     """
     temp_dir = None
+    after_stop = None
+    clock = Clock(now)
     if db_path is None:
         temp_dir = Path(tempfile.mkdtemp(prefix="fleetdesk-"))
         db_path = temp_dir / "fleetdesk.sqlite"
+        if cached:
+            from fleetdesk.server.seeded_stores import make_spare, prepare
+
+            after_stop = partial(make_spare, fleet)  # the next start takes it instead of copying
+            try:
+                prepare(fleet, db_path, now=clock.now(), say=say, progress=progress, keep_spare=True)
+            except BaseException:
+                shutil.rmtree(temp_dir, ignore_errors=True)
+                raise
     db_path = Path(db_path)
-    backend = Backend.open(db_path, fleet, Clock(now), paging=paging, demo=demo)
+    if say is not None:
+        say("starting the backend")
+    backend = Backend.open(db_path, fleet, clock, paging=paging, demo=demo, progress=progress)
     teams = sorted({model.owner_team for model in backend.registry.models.values()})
     names = ["admin", "oncall", "viewer", *(f"oncall:{team}" for team in teams)]
     specs = [("admin", AccessRole.ADMIN, [], None), ("oncall", AccessRole.ONCALL, teams, None),
@@ -73,4 +95,4 @@ def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, n
     runner = BackgroundServer(backend, bind("127.0.0.1", 0))
     runner.start()
     return EmbeddedServer(url=runner.url, db_path=db_path, tokens=tokens, backend=backend, _runner=runner,
-                          _temp_dir=temp_dir)
+                          _temp_dir=temp_dir, _after_stop=after_stop)

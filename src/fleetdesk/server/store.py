@@ -17,7 +17,7 @@ import json
 import math
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,6 +34,7 @@ from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
 from fleetdesk.domain.text import sanitize
 
 if TYPE_CHECKING:
+    from fleetdesk.domain.synthetic import Timeline
     from fleetdesk.fleets import Fleet
 
 BUSY_TIMEOUT_MS = 10_000
@@ -428,7 +429,7 @@ class Store:
         rows = self.connection().execute("SELECT record FROM models ORDER BY id").fetchall()
         return Registry((Model.model_validate_json(row["record"]) for row in rows), config.vocabulary)
 
-    def seed(self, fleet: Fleet) -> int:
+    def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
         """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count."""
         file = fleet.file
         config = FleetConfig(
@@ -447,64 +448,114 @@ class Store:
                 model.role.value, model.owner_team, search, model.model_dump_json(),
                 model.id, model.traffic_share, model.launch_phase.value,
             ))
-        totals: dict[str, list[float]] = {}
-        counted = 0
-        epochs: dict[datetime, int] = {}
-        days: dict[tuple[int, int], list[int]] = {}
-        log = math.log
-
-        def bucket_rows() -> Iterator[tuple]:
-            # The hot loop of seeding (~10⁶ rows): bucket_health inlined, epochs cached
-            # (the fleet's timeline shares start datetimes between models).
-            nonlocal counted
-            for model_id, rows in fleet.all_rows():
-                bands = config.bands_for_type(fleet.registry.models[model_id].type)
-                low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
-                key = keys[model_id]
-                total_w = total_l = total_p = total_c = 0.0
-                for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
-                    total_w += weight
-                    total_l += label_sum
-                    total_p += prediction_sum
-                    total_c += cross_entropy_sum
-                    at = epochs.get(start)
-                    if at is None:
-                        at = epochs[start] = int(start.timestamp())
-                    health = NO_DATA
-                    if weight > 0.0:
-                        rate = label_sum / weight
-                        if 0.0 < rate < 1.0:
-                            calibration = prediction_sum / label_sum
-                            ne = (cross_entropy_sum / weight) / -(rate * log(rate) + (1.0 - rate) * log(1.0 - rate))
-                            health = STABLE if low <= calibration <= high and ne <= ne_max else UNSTABLE
-                    day = days.get((key, at // DAY_SECONDS))
-                    if day is None:
-                        day = days[(key, at // DAY_SECONDS)] = [0, 0, 0]
-                    day[health] += 1
-                    yield (key, at, weight, label_sum, prediction_sum, cross_entropy_sum, health)
-                counted += len(rows)
-                totals[model_id] = [total_w, total_l, total_p, total_c]
-
+        buckets = _Buckets(fleet, config, keys, None, progress)
         with self.write() as conn:
             if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
                 raise StoreError(f"{self.path}: already seeded")
             conn.execute("INSERT INTO meta (key, value) VALUES ('fleet', ?)", (config.model_dump_json(),))
+            conn.execute("INSERT INTO meta (key, value) VALUES ('history_end', ?)", (iso(fleet.timeline.end),))
             conn.executemany(
                 "INSERT INTO models (id, key, type, app, surface, tier, tier_rank, role, owner_team, search_text,"
                 " record, serving_model_id, traffic_share, launch_phase)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 model_rows,
             )
-            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", bucket_rows())
+            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
             conn.executemany("INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
-                             ((key, day, *counts) for (key, day), counts in days.items()))
+                             ((key, day, *counts) for (key, day), counts in buckets.days.items()))
             conn.executemany(
                 "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
                 " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"
                 " WHERE buckets.model_key = models.key) WHERE id = ?",
-                ((*total, model_id) for model_id, total in totals.items()),
+                ((*total, model_id) for model_id, total in buckets.totals.items()),
             )
-        return counted
+        return buckets.counted
+
+    def history_end(self) -> datetime | None:
+        """Where the seeded (and since extended) history ends; None for a store seeded before this was kept."""
+        row = self.connection().execute("SELECT value FROM meta WHERE key = 'history_end'").fetchone()
+        return None if row is None else parse_iso(row["value"])
+
+    def extend(self, fleet: Fleet, until: datetime, progress: SeedProgress | None = None) -> int:
+        """Append the history's buckets from where it ends up to ``until`` (floored to a bucket), as if it had
+        been seeded that long: ``fleet`` is the fleet this store was seeded from, its history ending where
+        this store's does. One transaction: a crash leaves the store as it was. Returns the bucket count."""
+        end = self.history_end()
+        if end is None or end != fleet.timeline.end:
+            raise StoreError(f"{self.path}: its history does not end where the fleet's does")
+        timeline = fleet.continued_until(until)
+        if not len(timeline):
+            return 0
+        buckets = _Buckets(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
+        with self.write() as conn:
+            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
+            conn.executemany(
+                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
+                " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
+                ((key, day, *counts) for (key, day), counts in buckets.days.items()))
+            conn.executemany(
+                "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
+                " total_prediction_sum = total_prediction_sum + ?,"
+                " total_cross_entropy_sum = total_cross_entropy_sum + ?, last_bucket_start = (SELECT max(start)"
+                " FROM buckets WHERE buckets.model_key = models.key) WHERE id = ?",
+                ((*total, model_id) for model_id, total in buckets.totals.items()),
+            )
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'history_end'", (iso(timeline.end),))
+        return buckets.counted
+
+
+SeedProgress = Callable[[int, int, int], None]
+"""Called after each model while buckets are written: (models done, models in all, buckets so far)."""
+
+
+class _Buckets:
+    """A fleet's bucket rows as the store keeps them (health scored, per-day counts and totals kept on the
+    side), for seeding a store or extending its history."""
+
+    def __init__(self, fleet: Fleet, config: FleetConfig, keys: dict[str, int], timeline: Timeline | None,
+                 progress: SeedProgress | None) -> None:
+        self.fleet, self.config, self.keys, self.timeline, self.progress = fleet, config, keys, timeline, progress
+        self.totals: dict[str, list[float]] = {}
+        self.days: dict[tuple[int, int], list[int]] = {}
+        self.counted = 0
+
+    def rows(self) -> Iterator[tuple]:
+        # The hot loop of seeding (~10⁶ rows): bucket_health inlined, epochs cached
+        # (the fleet's timeline shares start datetimes between models).
+        fleet, config, keys, days, totals, progress = (self.fleet, self.config, self.keys, self.days, self.totals,
+                                                       self.progress)
+        epochs: dict[datetime, int] = {}
+        log = math.log
+        models = len(fleet.registry.models)
+        for done, (model_id, rows) in enumerate(fleet.all_rows(self.timeline), start=1):
+            bands = config.bands_for_type(fleet.registry.models[model_id].type)
+            low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
+            key = keys[model_id]
+            total_w = total_l = total_p = total_c = 0.0
+            for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
+                total_w += weight
+                total_l += label_sum
+                total_p += prediction_sum
+                total_c += cross_entropy_sum
+                at = epochs.get(start)
+                if at is None:
+                    at = epochs[start] = int(start.timestamp())
+                health = NO_DATA
+                if weight > 0.0:
+                    rate = label_sum / weight
+                    if 0.0 < rate < 1.0:
+                        calibration = prediction_sum / label_sum
+                        ne = (cross_entropy_sum / weight) / -(rate * log(rate) + (1.0 - rate) * log(1.0 - rate))
+                        health = STABLE if low <= calibration <= high and ne <= ne_max else UNSTABLE
+                day = days.get((key, at // DAY_SECONDS))
+                if day is None:
+                    day = days[(key, at // DAY_SECONDS)] = [0, 0, 0]
+                day[health] += 1
+                yield (key, at, weight, label_sum, prediction_sum, cross_entropy_sum, health)
+            self.counted += len(rows)
+            totals[model_id] = [total_w, total_l, total_p, total_c]
+            if progress is not None:
+                progress(done, models, self.counted)
 
 
 def count_days(conn: sqlite3.Connection, rows: list[tuple]) -> None:

@@ -43,6 +43,10 @@ class ConsoleSettings(BaseSettings):
     stale_after_seconds: float = Field(default=90.0, gt=0.0, le=DAY_SECONDS)
     """Data older than this is marked stale in the header."""
 
+    cursor_hold_seconds: float = Field(default=5.0, ge=0.0)
+    """After you move the fleet table's cursor, a new page at the top leaves it where you put it for this
+    long (the status line says where the page is); otherwise the cursor moves onto the new worst page."""
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -62,3 +66,5 @@ def load_settings(**flags: Any) -> ConsoleSettings:
         return ConsoleSettings(**{name: value for name, value in flags.items() if value is not None})
     except ValidationError as error:
         raise settings_error(error, "FLEETDESK_CONSOLE_*") from None
+
+__all__ = ["ConsoleSettings", "SettingsError", "load_settings"]

@@ -31,6 +31,11 @@ def state_dir() -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state")
 
 
+def cache_dir() -> Path:
+    """Things fleetdesk can always make again (the embedded console's seeded stores)."""
+    return _xdg("XDG_CACHE_HOME", ".cache")
+
+
 def _shipped(name: str) -> Path:
     """A folder shipped with fleetdesk: in the wheel, or in a source checkout."""
     bundled = _BUNDLED / name

@@ -55,6 +55,8 @@ class FleetScreen(ConsoleScreen):
                 tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
         Binding("escape", "clear_filter", "Clear", id="clear-filter", tooltip="Clear the filter and go back to the table."),
         Binding("enter", "open", "Open", id="open-model", tooltip="Open the selected model.", show=True),
+        Binding("p", "worst_page", "Worst page", id="worst-page",
+                tooltip="Move the cursor to the worst paging model (clearing a filter that hides it)."),
         *[
             Binding(str(n + 1), f"tier({n})", f"TIER{n}", id=f"tier-{n}", show=False,
                     tooltip=f"Show only TIER{n} models (press again for all).")
@@ -80,7 +82,7 @@ class FleetScreen(ConsoleScreen):
         with Horizontal(id="filter-bar"):
             yield Static("/", id="filter-label")
             yield Input(placeholder="filter: id, type words, team, t0-t4, page/unstable/ok", id="filter")
-        yield FleetTable(glyphs, id="fleet")
+        yield FleetTable(glyphs, hold_seconds=self.console.settings.cursor_hold_seconds, id="fleet")
         yield StatusLine(id="status")
         yield KeyFooter()
 
@@ -228,6 +230,7 @@ class FleetScreen(ConsoleScreen):
         self.query_one(FleetTable).set_filter(self._words())
         self.query_one(FleetTable).focus()
         self._show_counts()
+        self.refresh_bindings()  # Esc no longer clears anything (the focus may not have moved to say so)
 
     def action_tier(self, rank: int) -> None:
         tier = Tier(f"TIER{rank}")
@@ -250,6 +253,22 @@ class FleetScreen(ConsoleScreen):
 
     def on_fleet_table_opened(self, message: FleetTable.Opened) -> None:
         self.open_model(message.model_id)
+
+    def on_fleet_table_new_worst_page(self, message: FleetTable.NewWorstPage) -> None:
+        where = "Enter opens it" if message.followed else "p goes to it"  # the cursor is on it, or stayed
+        self.query_one(StatusLine).say(f"new page: {message.model_id} ({where})", warning=True)
+
+    def action_worst_page(self) -> None:
+        table = self.query_one(FleetTable)
+        worst = table.worst_page()
+        if worst is None:
+            self.query_one(StatusLine).say("nothing is paging")
+            return
+        if not table.select(worst):  # hidden by the filter: the page matters more than the filter
+            self.action_clear_filter()
+            table.select(worst)
+        table.focus()
+        self.query_one(StatusLine).say(f"worst page: {worst} (Enter opens it)")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter" and self.is_mounted:

@@ -29,7 +29,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(f"Keys: {self.target.__class__.__name__.removesuffix('Screen').lower()} view",
                          classes="dialog-title")
             yield Static(self._table(), id="keys")
-            yield Static("Esc closes · remap keys by id in the config file's [keymap] section",
+            # Text, not markup: "[keymap]" is a markup tag to Textual and vanished.
+            yield Static(Text("Esc closes · remap keys by id in the config file's [keymap] section"),
                          classes="dialog-hint")
 
     def _table(self) -> Table:

@@ -7,6 +7,7 @@ objects and measures every cell of every row)."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -22,8 +23,10 @@ from textual.strip import Strip
 from fleetdesk.console.palette import palette
 from fleetdesk.console.fleet_filter import haystack, matches, predicate
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import Attention
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,6 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 _MIN_ID_WIDTH = 34
-_MAX_ID_WIDTH = 48
 _CHROME = 2  # the vertical scrollbar
 _DRAWN_ROWS_KEPT = 1000
 """Rows whose cells and line stay cached for scrolling back and for diffing updates."""
@@ -61,28 +63,29 @@ def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
     return (model.attention.rank, model.tier.rank, budget, model.id)
 
 
-def budget_text(budget: float | None) -> str:
+def budget_text(budget: float | None, missing: str = "—") -> str:
     if budget is None:
-        return "—"
+        return missing
     # An objective close to 1 can overspend a budget by many orders of magnitude: keep the cell narrow.
     return f"{budget:.0%}" if abs(budget) < 10 else f"{budget * 100:.0e}%".replace("e+0", "e").replace("e+", "e")
 
 
-def signal_text(value: float | None) -> str:
-    """A calibration or NE value of the latest bucket, at most 6 wide; '—' when it has no data."""
+def signal_text(value: float | None, missing: str = "—") -> str:
+    """A calibration or NE value of the latest bucket, at most 6 wide; ``missing`` when it has no data."""
     if value is None:
-        return "—"
+        return missing
     return f"{value:.2f}" if abs(value) < 1000 else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
 
 
 def columns_for(width: int) -> list[Column]:
-    """The columns that fit ``width`` cells, dropping the least important first; the id takes what is left."""
+    """The columns that fit ``width`` cells, dropping the least important first; the id takes all that is
+    left (fitted ids keep rows apart at any width, so a wider id column only shows more of each)."""
     chosen = [c for c in COLUMNS if c.key != "id"]
     for priority in sorted({c.priority for c in COLUMNS}, reverse=True):
         if _fixed_width(chosen) + _MIN_ID_WIDTH + 2 <= width or priority == 0:
             break
         chosen = [c for c in chosen if c.priority != priority]
-    id_width = max(_MIN_ID_WIDTH, min(_MAX_ID_WIDTH, width - _fixed_width(chosen) - 2))
+    id_width = max(_MIN_ID_WIDTH, width - _fixed_width(chosen) - 2)
     chosen.append(Column("id", "model", id_width, 0))
     return sorted(chosen, key=lambda c: [k.key for k in COLUMNS].index(c.key))
 
@@ -140,9 +143,23 @@ class FleetTable(ScrollView, can_focus=True):
             super().__init__()
             self.model_id = model_id
 
-    def __init__(self, glyphs: Glyphs, **kwargs) -> None:
+    class NewWorstPage(Message):
+        """A model that pages became the worst of the fleet; ``followed`` when the cursor moved onto it."""
+
+        def __init__(self, model_id: str, followed: bool) -> None:
+            super().__init__()
+            self.model_id = model_id
+            self.followed = followed
+
+    def __init__(self, glyphs: Glyphs, *, hold_seconds: float = 5.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.glyphs = glyphs
+        self.hold_seconds = hold_seconds
+        """After the engineer moves the cursor, a new page at the top leaves it where it is this long."""
+        self._moved_at = -math.inf
+        """time.monotonic() of the engineer's last cursor move."""
+        self._worst: str | None = None
+        """The worst model of the whole fleet (filter or not) when the order was last made."""
         self.models: dict[str, FleetRow] = {}
         self.columns: list[Column] = []
         self._haystacks: dict[str, str] = {}
@@ -155,6 +172,12 @@ class FleetTable(ScrollView, can_focus=True):
         self._shown: list[str] = []
         self._rows: dict[str, int] = {}
         self._rebuild_pending = False
+        self._fitted: dict[str, str] = {}
+        """Each model's id as it fits the id column, no two alike (see fitted_ids)."""
+        self._fitted_for: tuple[int, int] | None = None
+        """(id column width, fleet version) the fitted ids were made for."""
+        self._fleet_version = 0
+        """Bumped whenever a model id comes or goes."""
 
     # --- data -----------------------------------------------------------------
 
@@ -167,6 +190,8 @@ class FleetTable(ScrollView, can_focus=True):
             for model in models:
                 self.update_model(model)
             return
+        if fresh.keys() != self.models.keys():
+            self._fleet_version += 1
         self.models = fresh
         self._haystacks = {i: haystack(m) for i, m in fresh.items()}
         self._ordered = None
@@ -180,6 +205,8 @@ class FleetTable(ScrollView, can_focus=True):
             return
         self.models[model.id] = model
         self._haystacks[model.id] = haystack(model)
+        if old is None:
+            self._fleet_version += 1
         if old is None or sort_key(old) != sort_key(model) or self._visibility_changed(model):
             self._forget(model.id)
             self._ordered = None
@@ -256,15 +283,47 @@ class FleetTable(ScrollView, can_focus=True):
         if columns != self.columns:
             self.columns = columns
             self._forget_drawn()
+        self._fit_ids()
+        new_page = None
         if self._ordered is None:
             self._ordered = [m.id for m in sorted(self.models.values(), key=sort_key)]
+            worst = self._ordered[0] if self._ordered else None
+            if worst != self._worst and self._worst is not None and worst is not None \
+                    and self.models[worst].attention is Attention.PAGE:
+                new_page = worst
+            self._worst = worst
         shows, models, haystacks = predicate(self._words), self.models, self._haystacks
         self._shown = [i for i in self._ordered if shows(models[i], haystacks[i])]
         self._rows = {model_id: row for row, model_id in enumerate(self._shown)}
         self.virtual_size = Size(sum(c.width + 2 for c in columns), len(self._shown) + 1)
         row = self._rows.get(current, min(self.cursor_row, max(len(self._shown) - 1, 0)))
+        # The cursor follows a new worst page (Enter then opens what pages), unless the engineer has just
+        # put it somewhere: then it stays, and the screen says where the page is.
+        followed = new_page is not None and new_page in self._rows and not self.recently_moved()
+        if followed:
+            row = self._rows[new_page]
         self.move_cursor(row=row)
         self.refresh()
+        if new_page is not None:
+            self.post_message(self.NewWorstPage(new_page, followed))
+
+    def _fit_ids(self) -> None:
+        """Fit every id to the id column once per width and fleet (not per filter keystroke)."""
+        width = next(c.width for c in self.columns if c.key == "id")
+        if self._fitted_for == (width, self._fleet_version):
+            return
+        self._fitted_for = (width, self._fleet_version)
+        fitted = fit_ids({i: (sanitize(m.id), sanitize(m.type)) for i, m in self.models.items()},
+                         width, self.glyphs.ellipsis)
+        if fitted != self._fitted:
+            changed = [i for i, text in fitted.items() if self._fitted.get(i) != text]
+            self._fitted = fitted
+            for model_id in changed:
+                self._forget(model_id)
+
+    def shown_id(self, model_id: str) -> str:
+        """The model's id as its row shows it."""
+        return self._fitted.get(model_id) or sanitize(model_id)
 
     # --- cursor ---------------------------------------------------------------
 
@@ -272,6 +331,29 @@ class FleetTable(ScrollView, can_focus=True):
         if not self._shown:
             return None
         return self._shown[min(self.cursor_row, len(self._shown) - 1)]
+
+    def recently_moved(self) -> bool:
+        """The engineer moved the cursor within the last ``hold_seconds``."""
+        return time.monotonic() - self._moved_at < self.hold_seconds
+
+    def worst_page(self) -> str | None:
+        """The worst model that pages, shown or not."""
+        if self._ordered is None:
+            self._rebuild()
+        ordered = self._ordered or []
+        return next((i for i in ordered if self.models[i].attention is Attention.PAGE), None)
+
+    def select(self, model_id: str) -> bool:
+        """Put the cursor on a shown model, as the engineer's own move; False when the model is not shown."""
+        row = self._rows.get(model_id)
+        if row is None:
+            return False
+        self._moved()
+        self.move_cursor(row=row)
+        return True
+
+    def _moved(self) -> None:
+        self._moved_at = time.monotonic()
 
     def move_cursor(self, *, row: int) -> None:
         """Select row ``row`` (clamped) and scroll it into view."""
@@ -287,15 +369,19 @@ class FleetTable(ScrollView, can_focus=True):
             self.refresh_line(row + 1)
 
     def action_cursor(self, step: int) -> None:
+        self._moved()
         self.move_cursor(row=self.cursor_row + step)
 
     def action_page(self, step: int) -> None:
+        self._moved()
         self.move_cursor(row=self.cursor_row + step * max(self.scrollable_content_region.height - 1, 1))
 
     def action_first(self) -> None:
+        self._moved()
         self.move_cursor(row=0)
 
     def action_last(self) -> None:
+        self._moved()
         self.move_cursor(row=len(self._shown) - 1)
 
     def action_select(self) -> None:
@@ -310,6 +396,7 @@ class FleetTable(ScrollView, can_focus=True):
         if row == self.cursor_row:
             self.action_select()
         else:
+            self._moved()
             self.move_cursor(row=row)
 
     # --- drawing --------------------------------------------------------------
@@ -341,10 +428,18 @@ class FleetTable(ScrollView, can_focus=True):
         cells = self._cells_of(model_id)
         parts: list[Text] = []
         for column in self.columns:
-            cell = cells[column.key].copy()
-            cell.truncate(column.width, overflow="ellipsis", pad=True)
-            parts.extend((Text(" "), cell, Text(" ")))
+            parts.extend((Text(" "), self._fit(cells[column.key], column.width), Text(" ")))
         return self._strip(Text.assemble(*parts))
+
+    def _fit(self, cell: Text, width: int) -> Text:
+        """The cell cut to ``width`` with this glyph set's ellipsis (Rich's own is always "…"), padded."""
+        cell = cell.copy()
+        if cell.cell_len > width:
+            ellipsis = self.glyphs.ellipsis
+            cell.truncate(max(width - len(ellipsis), 0), overflow="crop")
+            cell.append(ellipsis[:width])
+        cell.truncate(width, overflow="crop", pad=True)
+        return cell
 
     def _strip(self, text: Text) -> Strip:
         return Strip(list(text.render(self.app.console)), text.cell_len)
@@ -362,15 +457,16 @@ class FleetTable(ScrollView, can_focus=True):
         attention_style = colours.get(ATTENTION_STYLE[model.attention], "")
         budget_style = colours.get("error", "") if (model.budget_remaining or 0) < 0 else ""
         incident = f"#{model.open_incident_id}" if model.open_incident_id is not None else ""
+        missing = self.glyphs.missing
         return {
             "health": Text(self.glyphs.attention[model.attention], style=attention_style, no_wrap=True),
-            "budget": Text(f"{budget_text(model.budget_remaining):>5}", style=budget_style),
-            "calibration": Text(f"{signal_text(model.calibration):>5}"),
-            "ne": Text(f"{signal_text(model.normalized_entropy):>5}"),
+            "budget": Text(f"{budget_text(model.budget_remaining, missing):>5}", style=budget_style),
+            "calibration": Text(f"{signal_text(model.calibration, missing):>5}"),
+            "ne": Text(f"{signal_text(model.normalized_entropy, missing):>5}"),
             "tier": Text(model.tier.value, style="bold" if model.tier.rank <= 1 else ""),
-            "id": Text(sanitize(model.id), no_wrap=True, overflow="ellipsis"),
+            "id": Text(self.shown_id(model.id), no_wrap=True),
             "incident": Text(incident),
-            "type": Text(sanitize(f"{model.surface} · {model.stage}"), no_wrap=True, overflow="ellipsis"),
+            "type": Text(sanitize(f"{model.surface}{self.glyphs.separator}{model.stage}"), no_wrap=True),
             "role": Text(model.role.value),
-            "owner": Text(sanitize(model.owner_team), no_wrap=True, overflow="ellipsis"),
+            "owner": Text(sanitize(model.owner_team), no_wrap=True),
         }
