@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from fleetdesk.domain.bands import bands_for
+from fleetdesk.domain.fleet import PipelineRotation
 from fleetdesk.domain.model_type import Vocabulary
-from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.domain.registry import Model, Registry, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.registry import LaunchPhase
@@ -228,11 +230,27 @@ DROP INDEX models_worst;
 CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id);
 """
 
+_SCHEMA_V5 = """
+-- Where each incident's trouble began (app, surface, its first bad bucket), so that models of one surface whose
+-- trouble began in the same or the next bucket join one incident (shared = 1: shared cause suspected).
+-- Only server/incident_groups.py reads and writes it.
+CREATE TABLE incident_origins (
+    incident_id INTEGER PRIMARY KEY REFERENCES incidents (id),
+    app TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    label TEXT NOT NULL,
+    began_at TEXT,
+    shared INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
     (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
     (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
+    (5, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V5),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
@@ -252,11 +270,19 @@ class FleetConfig(BaseModel):
     vocabulary: Vocabulary
     default_bands: HealthBands
     bands: dict[str, HealthBands]
+    role_bands: dict[Role, dict[str, HealthBands]] = {}
+    """Per role, then type (or "*"); databases seeded before role bands have none."""
+    pipelines: dict[str, PipelineRotation] = {}
+    """Per app: the data-pipeline rotation a shared-cause incident pages."""
     slo: SloPolicy
     bucket: timedelta
 
     def bands_for_type(self, type_string: str) -> HealthBands:
         return self.bands.get(type_string, self.default_bands)
+
+    def bands_for(self, model: Model) -> HealthBands:
+        """The band this model is judged against: its type's, or its role's (see domain.bands)."""
+        return bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role)
 
     @property
     def bucket_seconds(self) -> int:
@@ -412,7 +438,7 @@ class Store:
         file = fleet.file
         config = FleetConfig(
             name=file.name, vocabulary=file.vocabulary, default_bands=file.default_bands, bands=file.bands,
-            slo=file.slo, bucket=file.history.bucket,
+            role_bands=file.role_bands, pipelines=file.pipelines, slo=file.slo, bucket=file.history.bucket,
         )
         vocabulary = file.vocabulary
         model_rows = []
@@ -437,7 +463,7 @@ class Store:
             # (the fleet's timeline shares start datetimes between models).
             nonlocal counted
             for model_id, rows in fleet.all_rows():
-                bands = config.bands_for_type(fleet.registry.models[model_id].type)
+                bands = config.bands_for(fleet.registry.models[model_id])
                 low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
                 key = keys[model_id]
                 total_w = total_l = total_p = total_c = 0.0

@@ -93,7 +93,8 @@ from __future__ import annotations
 
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.playbook import ActionKind, ActionOption, Confirmation, EscalationTarget
+from fleetdesk.domain.comparison import SignalGap
+from fleetdesk.domain.playbook import ActionKind, ActionOption, Confirmation, EscalationTarget, TargetHealth
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloStatus
 from fleetdesk.domain.stability import Health, HealthBands
@@ -110,7 +111,17 @@ from fleetdesk.wire.events import (
     ServerEvent,
     SloChangedData,
 )
-from fleetdesk.wire.incidents import Incident, IncidentDetail, IncidentPage, IncidentState, Note, TimelineEntry
+from fleetdesk.wire.incidents import (
+    Incident,
+    IncidentCause,
+    IncidentDetail,
+    IncidentGroup,
+    IncidentMember,
+    IncidentPage,
+    IncidentState,
+    Note,
+    TimelineEntry,
+)
 from fleetdesk.wire.ingest import IngestBucket, IngestRequest, IngestResult
 from fleetdesk.wire.models import (
     DecodedType,
@@ -139,5 +150,6 @@ __all__ = [
     "ModelSummary", "Note", "Page", "ProblemDetails", "ProblemType", "ServerEvent",
     "ServerInfo", "StabilityPoint", "StabilitySeries", "StateChange", "TimelineEntry",
     "WhoAmI", "Window", "Health", "Tier", "Role", "LaunchPhase", "Severity", "SloStatus",
-    "Model", "HealthBands", "ActionOption", "Confirmation",
+    "Model", "HealthBands", "ActionOption", "Confirmation", "IncidentCause", "IncidentGroup", "IncidentMember",
+    "TargetHealth", "SignalGap",
 ]

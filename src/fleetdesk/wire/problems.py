@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.playbook import TargetHealth
 from fleetdesk.wire.base import LAZY, WireModel
 from fleetdesk.wire.incidents import Incident
 
@@ -27,6 +28,8 @@ class ProblemType(StrEnum):
     CLOCK = "urn:fleetdesk:problem:clock"  # 409 clock not frozen / backwards
     VALIDATION = "urn:fleetdesk:problem:validation"  # 422, errors set
     ACTION_NOT_ALLOWED = "urn:fleetdesk:problem:action-not-allowed"  # 422 registry rule
+    TARGET_UNHEALTHY = "urn:fleetdesk:problem:target-unhealthy"  # 409 baseline unhealthy, not acknowledged; target_health set
+    HOLDOUT_OVERRIDE_REQUIRED = "urn:fleetdesk:problem:holdout-override-required"  # 422 ends a holdout, no override
     IDEMPOTENCY_KEY_REUSED = "urn:fleetdesk:problem:idempotency-key-reused"  # 422
     UNAVAILABLE = "urn:fleetdesk:problem:unavailable"  # 503
     METRICS_SOURCE = "urn:fleetdesk:problem:metrics-source"  # 502 the metrics source (Prometheus) failed a query
@@ -63,3 +66,4 @@ class ProblemDetails(BaseModel):
     conflicts: list[BucketConflict] | None = Field(default=None, description="409 bucket conflict")
     suggestions: list[str] | None = Field(default=None, description="404 unknown model: close ids")
     suggested_action: str | None = Field(default=None, description="422 rule: what to do instead, e.g. escalate")
+    target_health: TargetHealth | None = Field(default=None, description="409 target unhealthy: the target's health")
