@@ -78,6 +78,6 @@ def test_a_sick_fallback_a_shared_cause_and_repeats_are_handed_over() -> None:
     assert (f"- Fallback: **baseline {baseline_id} is itself paging since 00:00: escalate** (baseline"
             f" {baseline_id} is paging since 00:00 \\(page-fast\\)).") in text
     assert "- Shared cause suspected: 3 models of Instagram · Feed turned unstable together, since" in text
-    assert "(×12, last 2026-" in text
+    assert "(12 times, last 2026-" in text
     healthy = markdown.render(factory.snapshot())  # an older snapshot: no fallback words recorded
     assert f"- Fallback: baseline `{factory.BASELINE_ID}` (its health was not recorded in this snapshot)." in healthy

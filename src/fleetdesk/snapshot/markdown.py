@@ -84,7 +84,7 @@ def render(snapshot: Snapshot, files: str = "") -> str:
         lines += ["", f"## Timeline of incident {text(snapshot.incident.id)}", ""]
         for entry in snapshot.incident.timeline:
             who = text(entry.actor, 100) if entry.actor else "server"
-            repeated = (f" (×{entry.repeats}, last {when(entry.last_at)})"
+            repeated = (f" ({entry.repeats} times, last {when(entry.last_at)})"
                         if entry.repeats > 1 and entry.last_at is not None else "")
             lines.append(f"- {when(entry.at)} {text(entry.kind, 40)} by {who}: {text(entry.text)}{repeated}")
     lines += ["", "---", ""]

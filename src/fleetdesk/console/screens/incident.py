@@ -1,4 +1,4 @@
-"""An incident's whole timeline and notes."""
+"""An incident's whole timeline, its members and their state, and its notes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,23 @@ from fleetdesk.console.messages import IncidentLoaded, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.timeline import timeline_text
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import IncidentEventData
+from fleetdesk.console.glyphs import Glyphs
+from fleetdesk.wire import IncidentDetail, IncidentEventData
+
+
+def members_text(incident: IncidentDetail, glyphs: Glyphs) -> Text:
+    """Every model of the incident with its state now, worst first; a shared cause said first."""
+    text = Text(f"\nmembers ({len(incident.members)})", style="bold")
+    if incident.group is not None:
+        text.append(f" · {sanitize(incident.group.note)}: {sanitize(incident.group.label)}"
+                    f" since {incident.group.started_at:%m-%d %H:%M}", style="bold")
+    for member in sorted(incident.members, key=lambda m: (m.attention.rank, m.tier.rank, m.model_id)):
+        joined = f"  joined {member.joined_at:%H:%M}" if member.joined_at is not None else ""
+        left = "" if member.open else "  (no longer in it)"
+        text.append(f"\n  {glyphs.attention[member.attention]:<10} {member.tier.value}  ")
+        text.append(sanitize(member.model_id), style="bold")
+        text.append(f"  {member.stage}  {sanitize(member.owner_team)}{joined}{left}", style="dim")
+    return text
 
 
 class IncidentScreen(ConsoleScreen):
@@ -32,6 +48,7 @@ class IncidentScreen(ConsoleScreen):
         yield Static(f"fleetdesk · incident #{self.incident_id}", id="title")
         with VerticalScroll(id="incident-body"):
             yield Static(id="timeline")
+            yield Static(id="members")
             yield Static(id="notes")
         yield StatusLine(id="status")
         yield KeyFooter()
@@ -48,6 +65,7 @@ class IncidentScreen(ConsoleScreen):
         incident = message.incident
         now = self.console.server_now()
         self.query_one("#timeline", Static).update(timeline_text(incident, now))
+        self.query_one("#members", Static).update(members_text(incident, self.console.glyphs))
         notes = Text("\nnotes\n", style="bold")
         if not incident.notes:
             notes.append("  none\n", style="italic")
