@@ -57,7 +57,7 @@ async def test_a_one_surface_shift_with_a_healthy_upstream_is_one_incident(share
     assert {m.stage.value for m in detail.members} == {"sourcing", "early-stage ranking", "late-stage ranking"}
     assert all(m.open and m.attention.value == "page" for m in detail.members)
     joined = [e for e in detail.timeline if e.kind == "joined"]
-    assert len(joined) == 4 and all("shared cause suspected" in e.text for e in joined)
+    assert len(joined) == 4 and all("within a bucket of the others on Instagram · Feed, upstream healthy" in e.text for e in joined)
     summary = (await client.model(SOURCING))
     assert summary.open_incident_id == group.id
     rows = {row.id: row for row in (await client.list_models()).items}

@@ -175,8 +175,8 @@ def open_or_join(conn: sqlite3.Connection, registry: Registry, model_id: str, se
     if shared is not None:
         label = incident_groups.mark_shared(conn, shared)
         incident_id = _join(conn, shared, model_id, severity, at, actor,
-                            f"{model_id} joined ({label}, trouble began {began:%H:%M}, within a bucket of the"
-                            f" others; upstream healthy): {incident_groups.SHARED_NOTE}: {why}")
+                            f"{model_id} joined: its trouble began {began:%H:%M}, within a bucket of the others on"
+                            f" {label}, upstream healthy ({severity})")
         count = len(json.loads(conn.execute("SELECT model_ids FROM incidents WHERE id = ?",
                                             (incident_id,)).fetchone()["model_ids"]))
         conn.execute("UPDATE incidents SET title = ? WHERE id = ?",

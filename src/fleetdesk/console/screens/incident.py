@@ -20,11 +20,8 @@ from fleetdesk.wire import IncidentDetail, IncidentEventData
 
 
 def members_text(incident: IncidentDetail, glyphs: Glyphs) -> Text:
-    """Every model of the incident with its state now, worst first; a shared cause said first."""
-    text = Text(f"\nmembers ({len(incident.members)})", style="bold")
-    if incident.group is not None:
-        text.append(f" · {sanitize(incident.group.note)}: {sanitize(incident.group.label)}"
-                    f" since {incident.group.started_at:%m-%d %H:%M}", style="bold")
+    """Every model of the incident with its state now, worst first (the heading above says what groups them)."""
+    text = Text(f"members ({len(incident.members)})", style="bold")
     for member in sorted(incident.members, key=lambda m: (m.attention.rank, m.tier.rank, m.model_id)):
         joined = f"  joined {member.joined_at:%H:%M}" if member.joined_at is not None else ""
         left = "" if member.open else "  (no longer in it)"
@@ -48,7 +45,6 @@ class IncidentScreen(ConsoleScreen):
         yield Static(f"fleetdesk · incident #{self.incident_id}", id="title")
         with VerticalScroll(id="incident-body"):
             yield Static(id="timeline")
-            yield Static(id="members")
             yield Static(id="notes")
         yield StatusLine(id="status")
         yield KeyFooter()
@@ -64,8 +60,9 @@ class IncidentScreen(ConsoleScreen):
     def on_incident_loaded(self, message: IncidentLoaded) -> None:
         incident = message.incident
         now = self.console.server_now()
-        self.query_one("#timeline", Static).update(timeline_text(incident, now))
-        self.query_one("#members", Static).update(members_text(incident, self.console.glyphs))
+        # Who is in it and how each stands, before the story of how it got there.
+        members = members_text(incident, self.console.glyphs)
+        self.query_one("#timeline", Static).update(timeline_text(incident, now, between=members))
         notes = Text("\nnotes\n", style="bold")
         if not incident.notes:
             notes.append("  none\n", style="italic")

@@ -29,8 +29,9 @@ def ago(moment: datetime, now: datetime) -> str:
     return f"{seconds // 86400}d ago"
 
 
-def timeline_text(incident: IncidentDetail | None, now: datetime | None, limit: int | None = None) -> Text:
-    """The incident as plain Text: a heading, then one line per timeline entry."""
+def timeline_text(incident: IncidentDetail | None, now: datetime | None, limit: int | None = None,
+                  between: Text | None = None) -> Text:
+    """The incident as plain Text: a heading, ``between`` (its members, say), then one line per timeline entry."""
     text = Text()
     if incident is None:
         text.append("no open incident", style="italic")
@@ -43,6 +44,10 @@ def timeline_text(incident: IncidentDetail | None, now: datetime | None, limit: 
         text.append(f" · since {incident.group.started_at:%m-%d %H:%M}")
     if len(incident.model_ids) > 1:
         text.append(f" · {len(incident.model_ids)} models")
+    if between is not None:
+        text.append("\n")
+        text.append_text(between)
+        text.append("\ntimeline", style="bold")
     entries = incident.timeline if limit is None else incident.timeline[-limit:]
     if limit is not None and len(incident.timeline) > limit:
         text.append(f"\n  … {len(incident.timeline) - limit} earlier (i: whole incident)", style="italic")
