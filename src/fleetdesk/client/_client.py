@@ -209,6 +209,15 @@ class FleetdeskClient:
         """Events with id greater than ``after``, oldest first (the polling way to follow the fleet)."""
         return await self._get("/events/log", EventPage, {"after": after, "limit": limit})
 
+    async def latest_event_id(self) -> int:
+        """The newest event's id (0 when the log is empty): read after it to see only what happens next."""
+        after = 0
+        while True:
+            page = await self.event_log(after=after, limit=500)
+            if len(page.items) < 500:
+                return page.last_id
+            after = page.last_id
+
     def events(self, last_event_id: int | None = None) -> EventFeed:
         """Live updates: the event stream, resumed after drops, or polling when there is no stream."""
         if self._http is None or self._caller is None:
