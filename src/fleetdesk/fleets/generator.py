@@ -14,7 +14,14 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from fleetdesk.domain.fleet import FleetFile, IncidentKind, MetricHistory, MetricIncident, MetricProfile
+from fleetdesk.domain.fleet import (
+    FleetFile,
+    IncidentKind,
+    MetricHistory,
+    MetricIncident,
+    MetricProfile,
+    PipelineRotation,
+)
 from fleetdesk.domain.model_type import FunnelStage, Position, Vocabulary
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.stability import HealthBands
@@ -278,6 +285,9 @@ def generate_fleet(models: int, seed: int, name: str | None = None, end: datetim
         default_bands=DEFAULT_BANDS,
         bands=dict(sorted(bands.items())),
         role_bands={Role.HOLDOUT: holdout_bands},
+        # Each app's data pipelines have their own rotation: a shared-cause incident on one surface pages it.
+        pipelines={app: PipelineRotation(team=f"{app}-data-pipelines", rotation=f"{app}-data-pipelines-oncall")
+                   for app in SURFACES},
         models=builder.models,
         history=MetricHistory(
             start=builder.start, end=end, bucket=BUCKET, profiles=builder.profiles, incidents=incidents
