@@ -19,7 +19,7 @@ import sqlite3
 from datetime import datetime, timedelta
 
 from fleetdesk.domain.playbook import Recipient, SharedCause
-from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.domain.registry import Model, Registry, Role
 from fleetdesk.domain.model_type import ModelTypeError
 from fleetdesk.server.store import FleetConfig, STABLE, from_epoch, epoch, iso, parse_iso
 from fleetdesk.wire import Attention, Health, IncidentGroup, IncidentMember
@@ -74,7 +74,7 @@ def find_shared(conn: sqlite3.Connection, registry: Registry, model: Model, bega
     its trouble begun in the same or the next bucket as this model's, and not an upstream model's incident
     (no downstream model joined it). None: nothing to join."""
     surface = surface_of(registry, model)
-    if surface is None or began_at is None or model.role.value == "foundation":
+    if surface is None or began_at is None or model.role is Role.FOUNDATION:
         return None
     bucket = timedelta(seconds=step)
     row = conn.execute(

@@ -61,7 +61,8 @@ class IncidentScreen(ConsoleScreen):
         incident = message.incident
         now = self.console.server_now()
         # Who is in it and how each stands, before the story of how it got there.
-        members = members_text(incident, self.console.glyphs)
+        # (A handoff from before incidents listed their members has none to show.)
+        members = members_text(incident, self.console.glyphs) if incident.members else None
         self.query_one("#timeline", Static).update(timeline_text(incident, now, between=members))
         notes = Text("\nnotes\n", style="bold")
         if not incident.notes:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from rich.text import Text
 
 from fleetdesk.console.widgets.common.quiet import QuietStatic
@@ -32,7 +34,8 @@ def health_words(health: TargetHealth | None, glyphs: Glyphs) -> str:
         return ""
     since = ""
     if health.since is not None and not health.healthy:
-        since = f" since {health.since:%H:%M}"
+        recent = health.as_of is not None and health.as_of - health.since < timedelta(hours=24)
+        since = f" since {health.since:%H:%M}" if recent else f" since {health.since:%m-%d %H:%M}"
     return f" {glyphs.attention[health.attention]}{since}"
 
 
