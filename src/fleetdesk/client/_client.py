@@ -172,9 +172,12 @@ class FleetdeskClient:
         """Upstream chain and downstream blast radius."""
         return await self._get(f"/models/{_segment(model_id)}/lineage", Lineage)
 
-    async def stability(self, model_id: str, window: Window = Window.H24) -> StabilitySeries:
-        """Calibration and NE per bucket over ``window``, with the baseline's series."""
-        return await self._get(f"/models/{_segment(model_id)}/stability", StabilitySeries, {"window": window})
+    async def stability(self, model_id: str, window: Window = Window.H24, holdout: bool = False) -> StabilitySeries:
+        """Calibration and NE per bucket over ``window``, with the baseline's series (and the holdout's, asked)."""
+        params: dict[str, Any] = {"window": window}
+        if holdout:
+            params["holdout"] = "true"
+        return await self._get(f"/models/{_segment(model_id)}/stability", StabilitySeries, params)
 
     async def slo(self, model_id: str) -> SloStatus:
         """Objective, budget left, burn rates and firing alerts."""

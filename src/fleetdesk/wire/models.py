@@ -158,7 +158,7 @@ class StabilitySeries(WireModel):
     holdout_model_id: str | None = None
     holdout_points: list[StabilityPoint] = Field(
         default_factory=list, description="The holdout's buckets over the same window, for overlay (each judged"
-                                          " against its own band)")
+                                          " against its own band); only when asked (?holdout=true)")
     gaps: list[SignalGap] = Field(default_factory=list,
                                   description="The model against its baseline and holdout over the window")
 

@@ -103,7 +103,7 @@ class ModelScreen(ActionKeys):
 
     @work(exclusive=True, group="model-load", exit_on_error=False)
     async def load(self) -> None:
-        self.post_message(await fetch_model_view(self.console, self.model_id, self.window))
+        self.post_message(await fetch_model_view(self.console, self.model_id, self.window, self.compare_holdout))
 
     def reload(self) -> None:
         """Load again for a live update; a load in flight finishes first, then one more runs.
@@ -118,7 +118,7 @@ class ModelScreen(ActionKeys):
 
     @work(exclusive=True, group="series-load", exit_on_error=False)
     async def load_series(self) -> None:
-        series = await self.console.client.stability(self.model_id, self.window)
+        series = await self.console.client.stability(self.model_id, self.window, self.compare_holdout)
         self.post_message(SeriesLoaded(series))
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
@@ -195,11 +195,14 @@ class ModelScreen(ActionKeys):
         self.load_series()
 
     def action_compare_holdout(self) -> None:
+        """Overlay the holdout too (its buckets are fetched only while overlaid: a 28-day series is ~300 KB)."""
         self.compare_holdout = not self.compare_holdout
         for chart in self.query(StabilityChart):
             chart.show_holdout(self.compare_holdout)
         self.query_one(StatusLine).say("charts overlay the holdout too" if self.compare_holdout
                                        else "charts overlay the baseline only")
+        if self.compare_holdout:
+            self.load_series()
 
     def _open(self, model_id: str | None) -> None:
         if model_id:

@@ -71,7 +71,9 @@ def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[Stabilit
 
 
 @router.get("/{model_id}/stability", response_model=StabilitySeries)
-def stability(model_id: str, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24) -> StabilitySeries:
+def stability(model_id: str, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24,
+              holdout: Annotated[bool, Query(description="Include the holdout's buckets, for overlay (its gap is"
+                                                         " always in gaps)")] = False) -> StabilitySeries:
     model = views.model_or_404(backend, model_id)
     step = backend.config.bucket_seconds
     now_s = epoch(backend.clock.now())
@@ -100,4 +102,4 @@ def stability(model_id: str, backend: BackendDep, _: PrincipalDep, window: Windo
     return StabilitySeries(model_id=model_id, window=window, start=start, end=end, bucket=backend.config.bucket,
                            bands=bands, points=points, baseline_model_id=model.baseline_model_id,
                            baseline_points=baseline_points, holdout_model_id=model.holdout_model_id,
-                           holdout_points=holdout_points, gaps=gaps)
+                           holdout_points=holdout_points if holdout else [], gaps=gaps)
