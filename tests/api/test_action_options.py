@@ -18,8 +18,7 @@ EXPECTED = {
                ActionKind.END_EXPERIMENT: "a baseline, not an experiment: nothing to end",
                ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up"},
     EXPERIMENT: {},
-    HOLDOUT: {ActionKind.END_EXPERIMENT: "a holdout, not an experiment: nothing to end",
-              ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up"},
+    HOLDOUT: {ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up"},
     FOUNDATION: {ActionKind.ROLLBACK: "no baseline: escalate instead",
                  ActionKind.END_EXPERIMENT: "a foundation, not an experiment: nothing to end",
                  ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up"},
@@ -42,8 +41,11 @@ async def test_every_kind_is_in_the_detail_with_its_reason(server, model_id):
     # ack depends on the incident only.
     assert options[ActionKind.ACK].available == (detail.open_incident_id is not None)
     strict = detail.model.tier.rank <= 1
-    assert {option.confirmation for option in options.values()} == {
+    # Ending a holdout's measurement steps up to the strongest confirmation (see test_fallback_health).
+    stepped = {ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT} if model_id == HOLDOUT else set()
+    assert {option.confirmation for kind, option in options.items() if kind not in stepped} == {
         Confirmation.TYPE_ID if strict else Confirmation.PRESS}
+    assert {options[kind].confirmation for kind in stepped} <= {Confirmation.ACKNOWLEDGE}
     assert options[ActionKind.ROLLBACK].reason_required and options[ActionKind.NOTE].text_required
     assert options[ActionKind.ESCALATE].target in (EscalationTarget.OWNER, EscalationTarget.UPSTREAM)
     if not options[ActionKind.ROLLBACK].available:

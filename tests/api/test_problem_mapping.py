@@ -20,6 +20,7 @@ from fleetdesk.client import (
     StaleState,
     Unauthorized,
     Unavailable,
+    UnhealthyTarget,
 )
 from fleetdesk.client._problems import error_from_problem
 from fleetdesk.wire import ProblemType
@@ -40,6 +41,8 @@ CASES: list[tuple[ProblemType, int, type[FleetdeskError]]] = [
     (ProblemType.CLOCK, 409, Conflict),
     (ProblemType.VALIDATION, 422, BadRequest),
     (ProblemType.ACTION_NOT_ALLOWED, 422, RuleViolation),
+    (ProblemType.TARGET_UNHEALTHY, 409, UnhealthyTarget),
+    (ProblemType.HOLDOUT_OVERRIDE_REQUIRED, 422, RuleViolation),
     (ProblemType.IDEMPOTENCY_KEY_REUSED, 422, IdempotencyConflict),
     (ProblemType.UNAVAILABLE, 503, Unavailable),
     (ProblemType.STORAGE_FULL, 507, Unavailable),

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from fleetdesk.client import FleetdeskClient
+from fleetdesk.client import EventUpdate, FleetdeskClient
 from fleetdesk.drills.replay import drill_fleet, plan_replay, write_fleet
 from fleetdesk.drills.scenario import load_scenario
 from fleetdesk.drills.session import DrillRun, save_scorecard
 from fleetdesk.drills.scoring import to_markdown
 from fleetdesk.server.embedded import start_embedded
-from fleetdesk.wire import EscalationTarget
+from fleetdesk.wire import EscalationTarget, EventType
 from fleetdesk.client import ActionIntent
 from fleetdesk.wire import ActionKind
 
@@ -57,3 +57,62 @@ async def test_slow_ack_wrong_escalation_and_the_time_limit_are_graded(tmp_path:
     assert json_path.read_text().startswith("{") and markdown_path.read_text() == to_markdown(card)
     assert "## Wrong actions\n\n- escalate on ig_feed_late-stage_mtml.x2-long-history (paged ig-foundation-models)" \
         in to_markdown(card)
+
+
+async def test_the_drill_starts_after_the_logs_latest_event_so_seeded_incidents_are_not_its_page() -> None:
+    # unhealthy-fallback seeds a baseline that pages since before the drill: its incident is in the log at start.
+    scenario, path = load_scenario("unhealthy-fallback")
+    fleet = drill_fleet(scenario, str(path))
+    with tempfile.TemporaryDirectory() as temp:
+        server = start_embedded(str(write_fleet(fleet, Path(temp) / "fleet.json")), now=scenario.start)
+        run = DrillRun(scenario, "fallback", plan_replay(scenario, fleet), server.url, SecretStr(server.admin_token),
+                       speed=0.001)  # the replay never gets to send a tick
+        try:
+            async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as admin:
+                seeded = (await admin.event_log(after=0, limit=500)).items
+                assert any(e.type.value == "incident.opened" for e in seeded)
+                await run.start()
+                assert run._start_event_id == seeded[-1].id == await admin.latest_event_id()  # noqa: SLF001
+                sick = "ig_reels_late-stage_dhen.v23"
+                assert [i.model_ids for i in run.open_at_start] == [[sick]]
+                assert not run.paged.is_set()  # v23 is not the drill's page: the experiment's, later, will be
+                card = await run.scorecard()
+        finally:
+            await run.close()
+            server.stop()
+    assert card.first_page is None and card.incidents[0].opened_after is None
+
+
+async def test_a_second_escalation_and_any_other_change_are_wrong_when_the_scenario_says_so() -> None:
+    scenario, path = load_scenario("surface-shared-cause")
+    fleet = drill_fleet(scenario, str(path))
+    v41, v9, x1 = "ig_feed_late-stage_mtml.v41", "ig_feed_sourcing_two-tower.v9", "ig_feed_late-stage_mtml.x1-watch-time"
+    with tempfile.TemporaryDirectory() as temp:
+        server = start_embedded(str(write_fleet(fleet, Path(temp) / "fleet.json")), now=scenario.start)
+        run = DrillRun(scenario, "shared", plan_replay(scenario, fleet), server.url, SecretStr(server.admin_token),
+                       speed=4.0)
+        try:
+            await run.start()
+            async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as oncall:
+                async with asyncio.timeout(20):
+                    feed = oncall.events(last_event_id=0)
+                    async for update in feed:  # the retrieval model joins the group a bucket after the others
+                        if isinstance(update, EventUpdate) and update.event.type is EventType.INCIDENT_UPDATED \
+                                and v9 in update.event.data["incident"]["model_ids"]:
+                            break
+                    await feed.aclose()
+                await oncall.perform(ActionIntent.of(ActionKind.ACK, v41))
+                for model_id in (v41, v9):
+                    await oncall.perform(ActionIntent.of(ActionKind.ESCALATE, model_id, reason="label join",
+                                                         target=EscalationTarget.SURFACE))
+                await oncall.perform(ActionIntent.of(ActionKind.HALT_LAUNCH, x1, reason="just in case",
+                                                     expected_serving_model_id=x1))
+                card = await run.scorecard()
+        finally:
+            await run.close()
+            server.stop()
+    assert card.responses[0].met and card.responses[0].by is not None and card.responses[0].by.model_id == v41
+    assert [(w.action, w.model_id) for w in card.wrong] == [("escalate", v9), ("halt-launch", x1)]
+    assert card.wrong[0].why.startswith("escalate-pipeline was already done (escalate on " + v41)
+    assert card.wrong[1].why == scenario.other_actions_why
+    assert not card.passed and len([r for r in card.reasons if r.startswith("wrong action")]) == 2

@@ -80,7 +80,7 @@ def test_escalation_fields_only_on_escalate() -> None:
     assert fields(caught.value) == {"wrong[0].match": "target and team only apply to escalate"}
 
 
-def test_duplicate_response_ids_and_negative_offsets() -> None:
+def test_duplicate_response_ids_and_a_drift_ramping_across_the_start() -> None:
     text = VALID.replace('after = "PT2H"', 'after = "-PT1H"') + '''
 [[responses]]
 id = "end-it"
@@ -91,8 +91,21 @@ any_of = [{ action = "ack" }]
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(text, "x.toml")
     found = fields(caught.value)
-    assert found["injections[0]"] == "after must not be negative"
+    # A drift may begin before the drill (it is then in the history), but not ramp across its start.
+    assert found["injections[0]"] == "a calibration drift that began before the drill needs a ramp that ends before it starts"
     assert found["responses"] == "duplicate id(s) end-it"
+
+
+def test_a_condition_that_began_before_the_drill_and_a_drill_that_expects_nothing() -> None:
+    text = VALID.replace('after = "PT2H"', 'after = "-PT6H"\nramp = "PT2H"')
+    text = text[:text.index("[[incidents]]")] + '''
+[[quiet]]
+model_id = "m"
+'''
+    scenario = parse_scenario(text.replace('other = 1', ''), "quiet.toml")
+    assert scenario.injections[0].after.total_seconds() == -6 * 3600
+    assert scenario.incidents == [] and scenario.responses == [] and scenario.quiet[0].at_most == "ticket"
+    assert scenario.other_actions == "ungraded" and scenario.grading.settle == 10
 
 
 def test_broken_toml_names_the_file() -> None:

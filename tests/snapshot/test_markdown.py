@@ -53,3 +53,31 @@ def test_model_notes_outside_an_incident_are_next_steps_too() -> None:
     assert "- No incident is attached to this snapshot." in text
     next_steps = text.split("## Next steps (from notes)")[1]
     assert "alice: next: recheck at 09:00" in next_steps
+
+
+def test_a_sick_fallback_a_shared_cause_and_repeats_are_handed_over() -> None:
+    from datetime import timedelta
+
+    from fleetdesk.domain.playbook import Neighbour, fallback_words, target_health
+    from fleetdesk.wire import Attention, Health, IncidentGroup
+
+    snap = factory.snapshot()
+    detail = snap.model
+    baseline = detail.model.model_copy(update={"id": factory.BASELINE_ID, "role": "baseline", "baseline_model_id": None})
+    health = target_health(Neighbour(model=baseline, live=detail.live, health=Health.UNSTABLE, attention=Attention.PAGE,
+                                     since=factory.NOW - timedelta(hours=6), alerts=("page-fast",)),
+                           "baseline", factory.NOW)
+    detail = detail.model_copy(update={"baseline_health": health, "fallback": fallback_words(detail.model, health)})
+    first = snap.incident.timeline[0]
+    repeated = first.model_copy(update={"kind": "alert", "repeats": 12, "last_at": factory.NOW - timedelta(hours=1)})
+    group = IncidentGroup(app="ig", surface="feed", label="Instagram · Feed", started_at=factory.NOW - timedelta(hours=6))
+    incident = snap.incident.model_copy(update={"group": group, "model_ids": [factory.MODEL_ID, "b", "c"],
+                                                "timeline": [first, repeated, *snap.incident.timeline[1:]]})
+    text = markdown.render(snap.model_copy(update={"model": detail, "incident": incident}))
+    baseline_id = factory.BASELINE_ID.replace("_", "\\_")
+    assert (f"- Fallback: **baseline {baseline_id} is itself paging since 00:00: escalate** (baseline"
+            f" {baseline_id} is paging since 00:00 \\(page-fast\\)).") in text
+    assert "- Shared cause suspected: 3 models of Instagram · Feed turned unstable together, since" in text
+    assert "(12 times, last 2026-" in text
+    healthy = markdown.render(factory.snapshot())  # an older snapshot: no fallback words recorded
+    assert f"- Fallback: baseline `{factory.BASELINE_ID}` (its health was not recorded in this snapshot)." in healthy

@@ -146,3 +146,19 @@ def test_readme_explain_example_names_a_real_model(small: Fleet) -> None:
     command = re.search(r"fleetdesk explain (\S+) --fleet small", README.read_text(encoding="utf-8"))
     assert command is not None
     assert command.group(1) in small.registry
+
+
+def test_a_sick_baseline_is_not_called_a_safe_fallback(small: Fleet) -> None:
+    # fb_feed_late-stage_dhen.v52 has paged since its NE regression at 22:00 (fixture time).
+    explanation = explain(small, "fb_feed_late-stage_dhen.x7-integrity")
+    health = explanation.fallback_health
+    assert health is not None and not health.healthy and health.state == "paging"
+    assert health.since is not None and f"{health.since:%H:%M}" == "22:00"
+    assert explanation.fallback == ("none: baseline fb_feed_late-stage_dhen.v52 is itself paging since 22:00:"
+                                    " escalate to fb-feed-ranking (fb-feed-ranking-oncall)")
+    assert "Safe fallback" not in explanation.summary
+    assert ("Fallback: baseline fb_feed_late-stage_dhen.v52 is itself paging since 22:00: escalate to"
+            " fb-feed-ranking (fb-feed-ranking-oncall) instead of rolling back.") in explanation.summary
+    healthy = explain(small, DRIFTING)
+    assert healthy.fallback_health is not None and healthy.fallback_health.healthy
+    assert "Safe fallback: roll back to baseline ig_feed_late-stage_mtml.v41." in healthy.summary

@@ -35,6 +35,7 @@ from fleetdesk.client._errors import (
     TokenError,
     Unauthorized,
     Unavailable,
+    UnhealthyTarget,
 )
 from fleetdesk.client._events import ConnectionState, ConnectionUpdate, EventFeed, EventUpdate, Update
 from fleetdesk.client._intent import ActionIntent
@@ -46,5 +47,5 @@ __all__ = [
     "ConnectionState", "ConnectionUpdate", "EventFeed", "EventStreamPolicy", "EventUpdate", "FleetdeskClient",
     "FleetdeskError", "Forbidden", "IdempotencyConflict", "InvalidAddress", "ModelFilters", "NotConfirmed", "NotFound",
     "PageRequest", "RetryPolicy", "RuleViolation", "ServerError", "StaleState", "TokenError",
-    "Unauthorized", "Unavailable", "Update", "load_token",
+    "Unauthorized", "Unavailable", "UnhealthyTarget", "Update", "load_token",
 ]

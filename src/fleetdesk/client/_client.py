@@ -172,9 +172,12 @@ class FleetdeskClient:
         """Upstream chain and downstream blast radius."""
         return await self._get(f"/models/{_segment(model_id)}/lineage", Lineage)
 
-    async def stability(self, model_id: str, window: Window = Window.H24) -> StabilitySeries:
-        """Calibration and NE per bucket over ``window``, with the baseline's series."""
-        return await self._get(f"/models/{_segment(model_id)}/stability", StabilitySeries, {"window": window})
+    async def stability(self, model_id: str, window: Window = Window.H24, holdout: bool = False) -> StabilitySeries:
+        """Calibration and NE per bucket over ``window``, with the baseline's series (and the holdout's, asked)."""
+        params: dict[str, Any] = {"window": window}
+        if holdout:
+            params["holdout"] = "true"
+        return await self._get(f"/models/{_segment(model_id)}/stability", StabilitySeries, params)
 
     async def slo(self, model_id: str) -> SloStatus:
         """Objective, budget left, burn rates and firing alerts."""
@@ -208,6 +211,15 @@ class FleetdeskClient:
     async def event_log(self, after: int = 0, limit: int = 500) -> EventPage:
         """Events with id greater than ``after``, oldest first (the polling way to follow the fleet)."""
         return await self._get("/events/log", EventPage, {"after": after, "limit": limit})
+
+    async def latest_event_id(self) -> int:
+        """The newest event's id (0 when the log is empty): read after it to see only what happens next."""
+        after = 0
+        while True:
+            page = await self.event_log(after=after, limit=500)
+            if len(page.items) < 500:
+                return page.last_id
+            after = page.last_id
 
     def events(self, last_event_id: int | None = None) -> EventFeed:
         """Live updates: the event stream, resumed after drops, or polling when there is no stream."""

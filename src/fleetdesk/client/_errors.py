@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import Incident, LiveState, ProblemDetails
+from fleetdesk.wire import Incident, LiveState, ProblemDetails, TargetHealth
 
 MESSAGE_LIMIT = 1000
 
@@ -73,6 +73,15 @@ class AlreadyAcknowledged(Conflict):
     def __init__(self, message: str, *, incident: Incident | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.incident = incident
+
+
+class UnhealthyTarget(Conflict):
+    """409: the baseline the traffic would move to is itself unhealthy and the request did not acknowledge it;
+    ``target_health`` says how it stands. Acknowledge it (``acknowledged_target``) or escalate instead."""
+
+    def __init__(self, message: str, *, target_health: TargetHealth | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.target_health = target_health
 
 
 class IdempotencyConflict(Conflict):

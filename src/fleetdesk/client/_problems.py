@@ -20,6 +20,7 @@ from fleetdesk.client._errors import (
     StaleState,
     Unauthorized,
     Unavailable,
+    UnhealthyTarget,
 )
 from fleetdesk.wire import ProblemDetails, ProblemType
 
@@ -60,9 +61,11 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
         return AlreadyAcknowledged(
             f"{label}: already acknowledged{f' by {by}' if by else ''} ({said})", incident=problem.incident, **common
         )
+    if kind == ProblemType.TARGET_UNHEALTHY:
+        return UnhealthyTarget(f"{label}: not done: {said}", target_health=problem.target_health, **common)
     if status == 409:
         return Conflict(f"{label}: conflict ({said})", **common)
-    if kind == ProblemType.ACTION_NOT_ALLOWED:
+    if kind in (ProblemType.ACTION_NOT_ALLOWED, ProblemType.HOLDOUT_OVERRIDE_REQUIRED):
         instead = f"; instead: {problem.suggested_action}" if problem.suggested_action else ""
         return RuleViolation(f"{label}: not allowed by the rules ({said}){instead}", **common)
     if kind == ProblemType.UNAVAILABLE:

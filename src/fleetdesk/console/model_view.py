@@ -10,12 +10,13 @@ from fleetdesk.client import FleetdeskError
 from fleetdesk.wire import Window
 
 
-async def fetch_model_view(console: ConsoleHost, model_id: str, window: Window) -> ModelLoaded:
-    """Detail, lineage and series fetched concurrently, then the open incident the model names."""
+async def fetch_model_view(console: ConsoleHost, model_id: str, window: Window, holdout: bool = False) -> ModelLoaded:
+    """Detail, lineage and series (with the holdout's, when overlaid) fetched concurrently, then the open
+    incident the model names."""
     client = console.client
     try:
         detail, lineage, series = await asyncio.gather(
-            client.model(model_id), client.lineage(model_id), client.stability(model_id, window),
+            client.model(model_id), client.lineage(model_id), client.stability(model_id, window, holdout),
         )
         incident = await client.incident(detail.open_incident_id) if detail.open_incident_id else None
     except FleetdeskError:

@@ -11,6 +11,7 @@ from fleetdesk.client import (
     StaleState,
     Unauthorized,
     Unavailable,
+    UnhealthyTarget,
 )
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import ActionResult, LiveState
@@ -37,6 +38,9 @@ def explain(error: BaseException, what: str = "") -> tuple[str, str]:
         return ("stale state (409)",
                 f"{prefix}nothing was done: the model changed since you looked; it is now {now}. "
                 "Look again, then decide.")
+    if isinstance(error, UnhealthyTarget):
+        return ("target unhealthy (409)",
+                f"{prefix}nothing was done: {error.message}. Escalate instead, or act again and acknowledge it.")
     if isinstance(error, AlreadyAcknowledged):
         return "already acknowledged (409)", f"{prefix}{error.message}"
     if isinstance(error, Forbidden):

@@ -14,9 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleetdesk.domain.bands import ANY_TYPE, bands_for, role_band_problems
 from fleetdesk.domain.bounds import FINITE, LONGEST, MomentText, Span
-from fleetdesk.domain.model_type import Vocabulary
-from fleetdesk.domain.registry import Model
+from fleetdesk.domain.model_type import ModelTypeError, Vocabulary
+from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands
 
@@ -96,6 +97,15 @@ class MetricHistory(BaseModel):
         return self
 
 
+class PipelineRotation(BaseModel):
+    """The on-call rotation of an app's data pipelines: paged when every model of one surface shifts at once."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    team: str = Field(min_length=1)
+    rotation: str = Field(min_length=1)
+
+
 class FleetFile(BaseModel):
     """One fixture fleet, as stored in fixtures/fleets/NAME.json."""
 
@@ -107,9 +117,38 @@ class FleetFile(BaseModel):
     vocabulary: Vocabulary
     default_bands: HealthBands
     bands: dict[str, HealthBands] = Field(default_factory=dict, description="Per model type string")
+    role_bands: dict[Role, dict[str, HealthBands]] = Field(
+        default_factory=dict,
+        description='Per role, then per model type string or "*" (every type); wins over the per-type bands',
+    )
+    pipelines: dict[str, PipelineRotation] = Field(
+        default_factory=dict,
+        description="Per app: the data-pipeline rotation a shared-cause incident on one of its surfaces pages",
+    )
     slo: SloPolicy = SloPolicy()
     models: list[Model]
     history: MetricHistory
 
-    def bands_for(self, type_string: str) -> HealthBands:
-        return self.bands.get(type_string, self.default_bands)
+    @model_validator(mode="after")
+    def _bands_and_pipelines(self) -> FleetFile:
+        problems = role_band_problems(self.default_bands, self.bands, self.role_bands,
+                                      (m.type for m in self.models if m.role is Role.HOLDOUT))
+        for role, bands in self.role_bands.items():
+            for type_string in bands:
+                if type_string == ANY_TYPE:
+                    continue
+                try:
+                    self.vocabulary.parse(type_string)
+                except ModelTypeError as error:
+                    problems.append(f"role_bands.{role}.{type_string}: not a model type ({error.message})")
+        problems += [f"pipelines.{app}: unknown app (not in vocabulary.apps)" for app in self.pipelines
+                     if app not in self.vocabulary.apps]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def bands_for(self, type_string: str, role: Role | None = None) -> HealthBands:
+        """The band a model of this type (and role) is judged against."""
+        if role is None:
+            return self.bands.get(type_string, self.default_bands)
+        return bands_for(self.default_bands, self.bands, self.role_bands, type_string, role)

@@ -65,16 +65,45 @@ def drill_fleet(scenario: Scenario, source: str, fleet_override: str | None = No
 
     Its history is moved to end at the scenario's start, and the history's
     incidents still going at that moment are dropped: the drill's pages are
-    the scenario's own, not a fixture story left running.
+    the scenario's own, not a fixture story left running. What the scenario
+    says began before the drill (a negative ``after``) is added to the history
+    instead, up to the drill's start, so it is there when the backend seeds.
     """
     fleet = load_fleet(fleet_override or scenario.fleet, end_at=scenario.start)
-    check_against_fleet(scenario, fleet.registry, fleet.file.history.bucket, source)
+    check_against_fleet(scenario, fleet.registry, fleet.file.history.bucket, source,
+                        pipeline_teams=[p.team for p in fleet.file.pipelines.values()])
     history = fleet.file.history
     finished = [i for i in history.incidents if i.end is not None and i.end <= history.end]
-    if len(finished) == len(history.incidents):
+    before, _ = split_at(scenario_incidents(scenario, history.end, history.bucket), history.end)
+    if len(finished) == len(history.incidents) and not before:
         return fleet
-    file = fleet.file.model_copy(update={"history": history.model_copy(update={"incidents": finished})})
+    file = fleet.file.model_copy(update={"history": history.model_copy(update={"incidents": finished + before})})
     return build_fleet(file, fleet.source)
+
+
+def scenario_incidents(scenario: Scenario, start: datetime, bucket: timedelta) -> list[MetricIncident]:
+    """Every injection of the scenario as domain incidents, for a drill starting at ``start``."""
+    timeline = Timeline(start, start + scenario.length, bucket)
+    end = timeline.start + len(timeline) * bucket
+    return [i for injection in scenario.injections for i in injection.incidents(start, end, bucket)]
+
+
+def split_at(incidents: list[MetricIncident], moment: datetime) -> tuple[list[MetricIncident], list[MetricIncident]]:
+    """The parts of ``incidents`` before ``moment`` (the history) and from it on (the replay).
+
+    Only shifts that hold one level are cut in two (a drift that began before the drill has ramped by
+    then: see Injection)."""
+    before, after = [], []
+    for incident in incidents:
+        end = incident.end
+        if end is not None and end <= moment:
+            before.append(incident)
+        elif incident.start >= moment:
+            after.append(incident)
+        else:
+            before.append(incident.model_copy(update={"end": moment}))
+            after.append(incident.model_copy(update={"start": moment}))
+    return before, after
 
 
 def write_fleet(fleet: Fleet, path: Path) -> Path:
@@ -88,8 +117,7 @@ def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
     history = fleet.file.history
     start, bucket = history.end, history.bucket
     timeline = Timeline(start, start + scenario.length, bucket)
-    end = timeline.start + len(timeline) * bucket
-    incidents = tuple(i for injection in scenario.injections for i in injection.incidents(start, end, bucket))
+    incidents = tuple(split_at(scenario_incidents(scenario, start, bucket), start)[1])
     grouped = incidents_by_model(incidents)
     per_tick: list[list[IngestBucket]] = [[] for _ in range(len(timeline))]
     for model_id in sorted(fleet.registry.models):

@@ -10,13 +10,30 @@ Loading checks the file in two passes and reports every problem at once, each
 naming the file and the field: the shape (pydantic), then the references
 against the fleet (model ids, teams, what each action can do to that model).
 A drill never starts from a scenario that failed either pass.
+
+What a scenario can say, beyond "this should page and this is the fix":
+
+- conditions that began before the drill: an injection with a negative ``after`` is already in the
+  fleet's history when the drill starts (an incident may be open then, already paging: the first page
+  is the drill's start);
+- ``[[quiet]]``: a model that must not page (or not even get a ticket) during the drill — it checks
+  the drill and its bands, not the engineer;
+- no ``responses`` at all, so that acknowledging is the whole right answer, and no ``incidents`` at
+  all (nothing should page);
+- each response is right at most once: doing it again (a second escalation of the same cause) is
+  wrong, unless the response says ``once = false``;
+- ``other_actions = "wrong"``: any other state-changing action (rollback, end, halt, escalate) is
+  wrong, with ``other_actions_why`` on the scorecard.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -25,7 +42,7 @@ from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.bounds import FINITE, MomentText, Span
 from fleetdesk.domain.fleet import MAX_MAGNITUDE, IncidentKind, MetricIncident
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.playbook import Neighbour, Situation
+from fleetdesk.domain.playbook import Neighbour, Recipient, SharedCause, Situation
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.stability import Health
 from fleetdesk.settings.local_files import MIB, read_text_file
@@ -45,7 +62,8 @@ class Injection(_Strict):
 
     model_id: str = Field(min_length=1)
     kind: IncidentKind
-    after: Span = Field(description="When it starts, from the drill's start")
+    after: Span = Field(description="When it starts, from the drill's start; negative: it began before the"
+                                    " drill (it is in the fleet's history when the drill starts)")
     lasts: Span | None = Field(default=None, description="How long; None: until the replay ends")
     magnitude: float = Field(default=1.0, ge=1.0 / MAX_MAGNITUDE, le=MAX_MAGNITUDE,
                              description="Ratio, as in domain.fleet.MetricIncident")
@@ -57,8 +75,10 @@ class Injection(_Strict):
 
     @model_validator(mode="after")
     def _positive_times(self) -> Injection:
-        if self.after < timedelta(0):
-            raise ValueError("after must not be negative")
+        if (self.after < timedelta(0) and self.kind is IncidentKind.CALIBRATION_DRIFT
+                and (self.ramp is None or self.after + self.ramp > timedelta(0))):
+            # A ramp cut in two by the drill's start would ramp twice (once in the history, once in the replay).
+            raise ValueError("a calibration drift that began before the drill needs a ramp that ends before it starts")
         if self.lasts is not None and self.lasts <= timedelta(0):
             raise ValueError("lasts must be positive")
         if self.ramp is not None:
@@ -96,6 +116,15 @@ class ExpectedIncident(_Strict):
     by: Span = Field(description="Latest scenario time (from the drill's start) it should be open")
 
 
+class Quiet(_Strict):
+    """A model that must stay quiet during the drill: it checks the drill (its bands, its grouping), not the engineer."""
+
+    model_id: str = Field(min_length=1)
+    at_most: Literal["ticket", "ok"] = Field(
+        default="ticket", description="ticket: it may get a ticket, never a page; ok: not even a ticket or an"
+                                      " unstable bucket")
+
+
 class ActionMatch(_Strict):
     """Which audited actions count: the kind, and optionally the model and who was paged."""
 
@@ -125,6 +154,8 @@ class ExpectedResponse(_Strict):
     any_of: list[ActionMatch] = Field(min_length=1)
     within: float = Field(gt=0.0, le=MAX_WALL_SECONDS, description="Wall seconds after the first page")
     mitigation: bool = Field(default=True, description="Counts for 'time to first correct mitigation'")
+    once: bool = Field(default=True, description="Right at most once: doing it again (a second page for the"
+                                                 " same cause) is wrong")
 
 
 class WrongAction(_Strict):
@@ -138,6 +169,9 @@ class Grading(_Strict):
     acknowledge_within: float = Field(gt=0.0, le=MAX_WALL_SECONDS,
                                       description="Wall seconds from the first page to the ack")
     time_limit: float = Field(gt=0.0, le=MAX_WALL_SECONDS, description="Wall seconds the drill runs at most")
+    settle: float = Field(default=10.0, ge=0.0, le=MAX_WALL_SECONDS,
+                          description="Wall seconds the drill runs on once every expected response is in, so that"
+                                      " what comes after counts too")
 
 
 class Scenario(_Strict):
@@ -155,9 +189,13 @@ class Scenario(_Strict):
     seed: int = Field(default=0, description="Noise seed of the replay (mixed with each model's own)")
     length: Span = Field(description="Scenario time replayed; one bucket per tick")
     injections: list[Injection] = Field(min_length=1)
-    incidents: list[ExpectedIncident] = Field(min_length=1)
-    responses: list[ExpectedResponse] = Field(min_length=1)
+    incidents: list[ExpectedIncident] = Field(default_factory=list, description="Empty: nothing should page")
+    quiet: list[Quiet] = Field(default_factory=list)
+    responses: list[ExpectedResponse] = Field(default_factory=list, description="Empty: acknowledging is all")
     wrong: list[WrongAction] = Field(default_factory=list)
+    other_actions: Literal["ungraded", "wrong"] = Field(
+        default="ungraded", description="wrong: any state-changing action no response or wrong rule names is wrong")
+    other_actions_why: str = Field(default="", description="Why, on the scorecard, when other_actions is wrong")
     grading: Grading
 
     @field_validator("length")
@@ -255,10 +293,11 @@ def list_scenarios() -> list[tuple[str, Path]]:
     return [(path.stem, path) for path in sorted(folder.glob(f"*{SCENARIO_SUFFIX}"))]
 
 
-def check_against_fleet(scenario: Scenario, registry: Registry, fleet_bucket: timedelta, source: str) -> None:
+def check_against_fleet(scenario: Scenario, registry: Registry, fleet_bucket: timedelta, source: str,
+                        pipeline_teams: Collection[str] = ()) -> None:
     """Raise ScenarioError unless every model id and team is in the fleet and each graded action could happen."""
     problems: list[ScenarioProblem] = []
-    teams = {model.owner_team for model in registry.models.values()}
+    teams = {model.owner_team for model in registry.models.values()} | set(pipeline_teams)
 
     def model_ok(field: str, model_id: str | None) -> bool:
         if model_id is None or model_id in registry:
@@ -284,8 +323,13 @@ def check_against_fleet(scenario: Scenario, registry: Registry, fleet_bucket: ti
         problems.append(ScenarioProblem(field="start", message=f"must fall on a bucket boundary ({fleet_bucket} buckets)"))
     for i, injection in enumerate(scenario.injections):
         model_ok(f"injections[{i}].model_id", injection.model_id)
+        if injection.after < timedelta(0) and injection.after % fleet_bucket:
+            problems.append(ScenarioProblem(field=f"injections[{i}].after",
+                                            message=f"a start before the drill must be whole buckets ({fleet_bucket})"))
         if injection.after >= scenario.length:
             problems.append(ScenarioProblem(field=f"injections[{i}].after", message="starts after the replay ends (see length)"))
+    for i, quiet in enumerate(scenario.quiet):
+        model_ok(f"quiet[{i}].model_id", quiet.model_id)
     for i, incident in enumerate(scenario.incidents):
         model_ok(f"incidents[{i}].model_id", incident.model_id)
         if incident.by > scenario.length:
@@ -312,10 +356,15 @@ def _impossible(match: ActionMatch, registry: Registry) -> str | None:
     def as_seeded(other: Model) -> Neighbour:
         return Neighbour(model=other, live=seeded_state(other), health=Health.NO_DATA, attention=Attention.NO_DATA)
 
+    # A shared cause forms during the replay or not: an escalation to the surface is judged as if it had.
+    shared = SharedCause(incident_id=0, app="", surface="", label="", started_at=datetime(1970, 1, 1, tzinfo=UTC),
+                         members=(model.id,), teams=(Recipient(model.owner_team, model.oncall_rotation),)) \
+        if match.target is EscalationTarget.SURFACE else None
     situation = Situation(
         model=model, live=seeded_state(model), incident_id=0,
         baseline=as_seeded(registry.models[model.baseline_model_id]) if model.baseline_model_id else None,
         upstream=tuple(as_seeded(registry.models[m]) for m in model.upstream_model_ids if m in registry.models),
+        shared_cause=shared,
     )
     try:
         playbook.plan(match.action, situation, match.target)

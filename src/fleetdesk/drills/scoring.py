@@ -7,6 +7,12 @@ seen. Times are wall seconds after the first page (the first incident the
 scenario's injections opened), since they grade a human at any ``--speed``.
 Keystrokes come from the console's key log (zero when actions came through the
 client directly).
+
+An incident of an expected model that is already open when the drill starts is
+the first page at the start (the engineer sits down to it); any other incident
+opened before the start is not the drill's. A response counts once: the same
+response again (a second escalation of the same cause) is a wrong action, and a
+scenario can make every other state-changing action wrong.
 """
 
 from __future__ import annotations
@@ -19,7 +25,21 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.drills.scenario import ActionMatch, Scenario
-from fleetdesk.wire import ActionEventData, ActionKind, EventType, IncidentEventData, ServerEvent
+from fleetdesk.wire import (
+    ActionEventData,
+    ActionKind,
+    Attention,
+    EventType,
+    Incident,
+    IncidentEventData,
+    ServerEvent,
+    SloChangedData,
+)
+
+STATE_CHANGING = frozenset({ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT, ActionKind.HALT_LAUNCH,
+                            ActionKind.ESCALATE})
+"""Actions that change the world (traffic, a launch, someone woken up): what ``other_actions = "wrong"`` grades."""
+_QUIET_RANK = {"ticket": Attention.TICKET.rank, "ok": Attention.OK.rank}
 
 SCORECARD_SCHEMA_VERSION = 1
 _INLINE = re.compile(r"([\\`*\[\]<>|!&~])")
@@ -79,6 +99,15 @@ class IncidentCheck(_Card):
     ok: bool
 
 
+class QuietCheck(_Card):
+    """A model that had to stay quiet: the worst it got during the drill."""
+
+    model_id: str
+    at_most: str
+    worst: Attention | None  # None: it never changed during the drill (and was not loud at the start)
+    ok: bool
+
+
 class Scorecard(_Card):
     schema_version: int = SCORECARD_SCHEMA_VERSION
     scenario: str
@@ -97,6 +126,7 @@ class Scorecard(_Card):
     wrong: list[TakenAction]
     ungraded: list[TakenAction]
     incidents: list[IncidentCheck]
+    quiet: list[QuietCheck] = []
     keystrokes: int
     keystrokes_to_mitigation: int | None
     passed: bool
@@ -113,9 +143,18 @@ def score(
     duration: float,
     events: list[SeenEvent],
     keystrokes: list[Keystroke],
+    open_at_start: list[Incident] = (),  # type: ignore[assignment]
+    attention_at_start: dict[str, Attention] | None = None,
 ) -> Scorecard:
-    """Grade one drill run from the events it saw and the keys pressed."""
+    """Grade one drill run from the events it saw and the keys pressed.
+
+    ``open_at_start``: the incidents already open when the drill started; ``attention_at_start``: how the
+    scenario's quiet models stood then.
+    """
     joined = _incident_joins(events, drill_start)
+    for incident in open_at_start:
+        for model_id in incident.model_ids:
+            joined[(model_id, incident.id)] = (0.0, drill_start)
     expected_models = {incident.model_id for incident in scenario.incidents}
     pages = [wall for (model_id, _), (wall, _) in joined.items() if model_id in expected_models]
     first_page = min(pages) if pages else None
@@ -150,11 +189,18 @@ def score(
 
     results: list[ResponseResult] = []
     used: set[int] = set()
+    repeats: list[tuple[TakenAction, str]] = []
     for response in scenario.responses:
-        hit = next(((a, d) for a, d in taken if any(matches(m, d) for m in response.any_of)), None)
+        hits = [(a, d) for a, d in taken if a.audit_id not in used and any(matches(m, d) for m in response.any_of)]
+        hit = hits[0] if hits else None
         met = late = False
         if hit is not None:
             used.add(hit[0].audit_id)
+            if response.once:
+                first = hit[0]
+                repeats += [(again, f"{response.id} was already done ({first.describe()} at {_seconds(first.seconds)}):"
+                                    " one cause, one response; doing it again wakes or moves the same again")
+                            for again, _ in hits[1:]]
             late = hit[0].seconds is not None and hit[0].seconds > response.within
             met = hit[0].seconds is not None and not late
         results.append(ResponseResult(
@@ -169,23 +215,35 @@ def score(
 
     wrong: list[TakenAction] = []
     ungraded: list[TakenAction] = []
+    repeated = {action.audit_id: why for action, why in repeats}
     for action, data in taken:
         if action.audit_id in used:
             continue
         rule = next((w for w in scenario.wrong if matches(w.match, data)), None)
         if rule is not None:
             wrong.append(action.model_copy(update={"why": rule.why}))
+        elif action.audit_id in repeated:
+            wrong.append(action.model_copy(update={"why": repeated[action.audit_id]}))
+        elif scenario.other_actions == "wrong" and data.audit.action in STATE_CHANGING:
+            wrong.append(action.model_copy(update={"why": scenario.other_actions_why or (
+                "nothing but what the scenario expects was needed here: every other change is one more to undo")}))
         elif data.audit.action != ActionKind.ACK:  # acks are graded by time to acknowledge
             ungraded.append(action)
+    wrong.sort(key=lambda action: action.audit_id)
 
     keys_to_mitigation = None
     if first_mitigation is not None and first_page is not None:
         keys_to_mitigation = sum(1 for key in keystrokes if key.wall <= first_page + first_mitigation)
 
+    quiet = _quiet_checks(scenario, events, attention_at_start or {})
     reasons: list[str] = []
     for check in checks:
         if not check.ok:
             reasons.append(f"the drill did not page on {check.model_id} in time (a scenario or backend problem)")
+    for loud in quiet:
+        if not loud.ok:
+            reasons.append(f"the drill made {loud.model_id} {loud.worst} (expected {loud.at_most} at most):"
+                           " a scenario or backend problem")
     if first_page is not None:
         if time_to_ack is None:
             reasons.append("the page was never acknowledged")
@@ -204,9 +262,28 @@ def score(
         speed=speed, started_at=started_at, duration=round(duration, 3), first_page=first_page,
         time_to_acknowledge=time_to_ack, acknowledge_within=scenario.grading.acknowledge_within,
         time_to_first_mitigation=first_mitigation, responses=results, wrong=wrong, ungraded=ungraded,
-        incidents=checks, keystrokes=len(keystrokes), keystrokes_to_mitigation=keys_to_mitigation,
+        incidents=checks, quiet=quiet, keystrokes=len(keystrokes), keystrokes_to_mitigation=keys_to_mitigation,
         passed=not reasons, reasons=reasons,
     )
+
+
+def _quiet_checks(scenario: Scenario, events: list[SeenEvent], at_start: dict[str, Attention]) -> list[QuietCheck]:
+    worst: dict[str, Attention] = {}
+    for model_id, attention in at_start.items():
+        worst[model_id] = attention
+    for seen in events:
+        if seen.event.type is EventType.SLO_CHANGED:
+            data = SloChangedData.model_validate(seen.event.data)
+            if data.model_id not in worst or data.attention.rank < worst[data.model_id].rank:
+                worst[data.model_id] = data.attention
+    checks = []
+    for quiet in scenario.quiet:
+        seen_worst = worst.get(quiet.model_id)
+        loud = seen_worst is not None and seen_worst.rank < _QUIET_RANK[quiet.at_most]
+        if quiet.at_most == "ok" and seen_worst is Attention.NO_DATA:
+            loud = False  # no data is neither healthy nor violating
+        checks.append(QuietCheck(model_id=quiet.model_id, at_most=quiet.at_most, worst=seen_worst, ok=not loud))
+    return checks
 
 
 def _incident_joins(events: list[SeenEvent], drill_start: datetime) -> dict[tuple[str, int], tuple[float, datetime]]:
@@ -283,6 +360,14 @@ def to_markdown(card: Scorecard) -> str:
         when = "never" if check.opened_after is None else f"after {_hours(check.opened_after)} of scenario time"
         lines.append(f"- {s(check.model_id)}: {when} (expected by {_hours(check.expected_by)})"
                      + ("" if check.ok else " — NOT OK"))
+    if not card.incidents:
+        lines.append("- none expected")
+    if card.quiet:
+        lines += ["", "## Models that had to stay quiet", ""]
+        for loud in card.quiet:
+            worst = "never changed" if loud.worst is None else f"at worst {loud.worst}"
+            lines.append(f"- {s(loud.model_id)}: {worst} (allowed: {loud.at_most} at most)"
+                         + ("" if loud.ok else " — NOT OK"))
     if card.reasons:
         lines += ["", "## Why it failed", ""] + [f"- {s(reason)}" for reason in card.reasons]
     lines += ["", "## The story", "", _paragraphs(card.story), ""]

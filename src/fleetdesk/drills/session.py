@@ -6,6 +6,11 @@ saw it, so the scorecard measures seconds as the engineer lived them. Scoring
 reads the server's event log itself (complete, whatever the watch missed),
 taking each event's wall time from the watch, or the moment of scoring for an
 event the watch never saw.
+
+The drill starts after the newest event in the log: what seeding the backend
+recorded (incidents of the fleet's history) is not the drill's. The incidents
+already open then are read once, so one of an expected model — a condition that
+began before the drill — is the first page, at the start.
 """
 
 from __future__ import annotations
@@ -17,11 +22,20 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from fleetdesk.client import EventUpdate, FleetdeskClient
+from fleetdesk.client import EventUpdate, FleetdeskClient, PageRequest
 from fleetdesk.drills.replay import ReplayPlan, Tick, replay
 from fleetdesk.drills.scenario import Scenario
 from fleetdesk.drills.scoring import Keystroke, Scorecard, SeenEvent, matches, score, to_markdown
-from fleetdesk.wire import ActionEventData, ActionKind, EventType, IncidentEventData, ServerEvent
+from fleetdesk.wire import (
+    ActionEventData,
+    ActionKind,
+    Attention,
+    EventType,
+    Incident,
+    IncidentEventData,
+    IncidentState,
+    ServerEvent,
+)
 
 LOG_PAGE = 500
 
@@ -41,6 +55,11 @@ class DrillRun:
         self.keystrokes: list[Keystroke] = []
         self._seen: dict[int, float] = {}
         self._start_event_id = 0
+        self.open_at_start: list[Incident] = []
+        """Incidents already open when the drill started (conditions that began before it)."""
+        self.attention_at_start: dict[str, Attention] = {}
+        """How the scenario's quiet models stood when the drill started."""
+        self._expected = {incident.model_id for incident in scenario.incidents}
         self._responses_left = {response.id for response in scenario.responses}
         self._acknowledged = False
         self.ticks_sent = 0
@@ -49,6 +68,8 @@ class DrillRun:
         self._ending = asyncio.Event()
         self.complete = asyncio.Event()
         """Set when the ack and every expected response have been seen (the drill can end)."""
+        self.settling = asyncio.Event()
+        """Set when ``wait`` runs on after completion (grading.settle), so later actions count too."""
         self.started = asyncio.Event()
         self.paged = asyncio.Event()
         """Set when the first incident of the drill opens."""
@@ -64,10 +85,19 @@ class DrillRun:
     async def start(self) -> None:
         """Connect, note where the event log stands, then start the replay and the watch."""
         await self._client.__aenter__()
-        self._start_event_id = (await self._client.event_log(after=0, limit=1)).last_id
+        self._start_event_id = await self._client.latest_event_id()
+        found = []
+        for state in (IncidentState.OPEN, IncidentState.ACKNOWLEDGED):
+            found += (await self._client.incidents(state=state, page=PageRequest(limit=1000))).items
+        self.open_at_start = found
+        for quiet in self.scenario.quiet:
+            self.attention_at_start[quiet.model_id] = (await self._client.model(quiet.model_id)).attention
         self._began = asyncio.get_running_loop().time()
         self.started_at = datetime.now(UTC)
         self.started.set()
+        if any(self._expected & set(incident.model_ids) for incident in found):
+            self.paged_at = 0.0  # already paging when the engineer sits down
+            self.paged.set()
         self._tasks = [
             asyncio.create_task(self._replay(), name="drill-replay"),
             asyncio.create_task(self._watch(), name="drill-watch"),
@@ -112,9 +142,10 @@ class DrillRun:
             await feed.aclose()
 
     def _follow(self, event: ServerEvent) -> None:
-        if event.type is EventType.INCIDENT_OPENED:
-            opened = IncidentEventData.model_validate(event.data).incident
-            if opened.opened_at >= self.plan.start and self.paged_at is None:
+        if event.type in (EventType.INCIDENT_OPENED, EventType.INCIDENT_UPDATED) and self.paged_at is None:
+            # The page is an expected model's incident, as the scorecard counts it (not any incident at all).
+            incident = IncidentEventData.model_validate(event.data).incident
+            if incident.opened_at >= self.plan.start and self._expected & set(incident.model_ids):
                 self.paged_at = self._seen[event.id]
                 self.paged.set()
         elif event.type is EventType.ACTION:
@@ -128,9 +159,20 @@ class DrillRun:
             self.complete.set()
 
     async def wait(self) -> None:
-        """Until the drill is complete, ended early, or its time limit has passed."""
-        remaining = self.scenario.grading.time_limit - self.elapsed()
-        waits = [asyncio.create_task(self.complete.wait()), asyncio.create_task(self._ending.wait())]
+        """Until the drill is complete (and ``grading.settle`` seconds more), ended early, or its time limit has
+        passed. Running on after completion is what lets a second escalation, or any other action after the
+        right one, still count."""
+        await self._until(self.complete)
+        if self.complete.is_set() and not self._ending.is_set():
+            self.settling.set()
+            settle_end = self.elapsed() + self.scenario.grading.settle
+            await self._until(None, min(settle_end, self.scenario.grading.time_limit))
+
+    async def _until(self, done: asyncio.Event | None, deadline: float | None = None) -> None:
+        remaining = (deadline if deadline is not None else self.scenario.grading.time_limit) - self.elapsed()
+        waits = [asyncio.create_task(self._ending.wait())]
+        if done is not None:
+            waits.append(asyncio.create_task(done.wait()))
         try:
             await asyncio.wait(waits, timeout=max(remaining, 0.0), return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -151,7 +193,9 @@ class DrillRun:
                 break
             after = page.items[-1].id
         card = score(self.scenario, self.name, drill_start=self.plan.start, started_at=self.started_at,
-                     speed=self.speed, duration=duration, events=events, keystrokes=self.keystrokes)
+                     speed=self.speed, duration=duration, events=events, keystrokes=self.keystrokes,
+                     open_at_start=[i for i in self.open_at_start if self._expected & set(i.model_ids)],
+                     attention_at_start=self.attention_at_start)
         if self.replay_error is not None:
             reason = f"the replay stopped early after {self.ticks_sent} bucket(s): {self.replay_error}"
             card = card.model_copy(update={"passed": False, "reasons": [*card.reasons, reason]})

@@ -13,6 +13,10 @@ from datetime import datetime, timedelta
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from fleetdesk.domain import playbook
+from fleetdesk.domain.attention import attention_for
+from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.playbook import Neighbour, TargetHealth
 from fleetdesk.domain.registry import LaunchPhase, Role, Tier
 from fleetdesk.domain.slo import Severity, SliceHealth, SloStatus, evaluate
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket, merge
@@ -67,6 +71,7 @@ class Explanation(BaseModel):
     oncall_rotation: str
     fallback_model_id: str | None = Field(description="The baseline to roll back to; None: escalate")
     fallback: str
+    fallback_health: TargetHealth | None = Field(default=None, description="The baseline's own health now")
     holdout_model_id: str | None
     bands: HealthBands
     latest: StabilityReading
@@ -91,12 +96,18 @@ def explain(fleet: Fleet, model_id: str) -> Explanation:
     last_24h = _reading([b for b in buckets if b.start >= now - RECENT_WINDOW], bands)
     slices = [SliceHealth(start=b.start, health=bands.health(b)) for b in buckets]
     slo = evaluate(slices, now, fleet.file.slo)
+    escalate = f"escalate to {model.owner_team} ({model.oncall_rotation})"
+    fallback_health = None
     if model.baseline_model_id is not None:
         fallback_id: str | None = model.baseline_model_id
+        fallback_health = _target_health(fleet, model.baseline_model_id, now)
         fallback = f"roll back to baseline {model.baseline_model_id}"
+        if not fallback_health.healthy:
+            # The same words as the console and the handoff (domain.playbook), with whom to page.
+            fallback = f"none: {playbook.fallback_words(model, fallback_health).removesuffix(': escalate')}: {escalate}"
     else:
         fallback_id = None
-        fallback = f"none: escalate to {model.owner_team} ({model.oncall_rotation})"
+        fallback = f"none: {escalate}"
     upstream = [
         UpstreamModel(id=up.id, role=up.role, tier=up.tier, health=_current_health(fleet, up.id))
         for up in registry.upstream_chain(model_id)
@@ -119,6 +130,7 @@ def explain(fleet: Fleet, model_id: str) -> Explanation:
         oncall_rotation=model.oncall_rotation,
         fallback_model_id=fallback_id,
         fallback=fallback,
+        fallback_health=fallback_health,
         holdout_model_id=model.holdout_model_id,
         bands=bands,
         latest=latest,
@@ -142,6 +154,26 @@ def _reading(buckets: list[StabilityBucket], bands: HealthBands) -> StabilityRea
         normalized_entropy=sums.normalized_entropy,
         health=bands.health(sums),
     )
+
+
+def _target_health(fleet: Fleet, model_id: str, now: datetime) -> TargetHealth:
+    """A baseline's health at the end of the history, as the server would judge it (no incidents: a file has none)."""
+    model = fleet.model(model_id)
+    bands = fleet.bands_for(model_id)
+    buckets = list(fleet.buckets(model_id))
+    latest = _reading([b for b in buckets if b.start + fleet.timeline.bucket == now], bands)
+    slo = evaluate([SliceHealth(start=b.start, health=bands.health(b)) for b in buckets], now, fleet.file.slo)
+    stable = [b.start for b in buckets if bands.health(b) is Health.STABLE]
+    since = None
+    if latest.health is not Health.STABLE:
+        since = stable[-1] + fleet.timeline.bucket if stable else (buckets[0].start if buckets else None)
+    neighbour = Neighbour(
+        model=model, live=LiveState(serving_model_id=model.id, traffic_share=model.traffic_share,
+                                    launch_phase=model.launch_phase),
+        health=latest.health, attention=attention_for(latest.health, {a.severity for a in slo.alerts}),
+        calibration=latest.calibration, normalized_entropy=latest.normalized_entropy, bands=bands,
+        alerts=tuple(a.rule for a in slo.alerts), budget_remaining=slo.budget_remaining, since=since)
+    return playbook.target_health(neighbour, "baseline", now)
 
 
 def _current_health(fleet: Fleet, model_id: str) -> Health:
@@ -226,7 +258,8 @@ def summarize(e: Explanation) -> str:
         e.purpose.rstrip(".") + ".",
         f"{e.tier} because: {e.tier_justification.rstrip('.')}." if e.tier_justification.strip()
         else f"{e.tier}: low stakes, no business-impact justification required.",
-        f"Safe fallback: {e.fallback}.",
+        f"Safe fallback: {e.fallback}." if e.fallback_health is None or e.fallback_health.healthy
+        else f"Fallback: {e.fallback.removeprefix('none: ')} instead of rolling back.",
         f"Now {_now_phrase(e)}; {_slo_phrase(e.slo)}; {_alerts_phrase(e.slo)}.",
         f"Blast radius: {_blast_phrase(e)}.",
     ]

@@ -63,7 +63,8 @@ class Fleet:
         return self.registry.get(model_id)
 
     def bands_for(self, model_id: str) -> HealthBands:
-        return self.file.bands_for(self.model(model_id).type)
+        model = self.model(model_id)
+        return self.file.bands_for(model.type, model.role)
 
     def incidents_for(self, model_id: str) -> list[MetricIncident]:
         return list(self._incidents.get(model_id, ()))

@@ -14,7 +14,14 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from fleetdesk.domain.fleet import FleetFile, IncidentKind, MetricHistory, MetricIncident, MetricProfile
+from fleetdesk.domain.fleet import (
+    FleetFile,
+    IncidentKind,
+    MetricHistory,
+    MetricIncident,
+    MetricProfile,
+    PipelineRotation,
+)
 from fleetdesk.domain.model_type import FunnelStage, Position, Vocabulary
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.stability import HealthBands
@@ -54,6 +61,7 @@ VOCABULARY = Vocabulary(
 )
 
 DEFAULT_BANDS = HealthBands(calibration_low=0.9, calibration_high=1.1, ne_max=0.95)
+HOLDOUT_BANDS = HealthBands(calibration_low=0.88, calibration_high=1.12, ne_max=0.98)
 # Retrieval NE sits close to 1 by nature; notification labels are sparse and bursty.
 SOURCING_BANDS = HealthBands(calibration_low=0.85, calibration_high=1.15, ne_max=0.98)
 NOTIFICATION_BANDS = HealthBands(calibration_low=0.85, calibration_high=1.15, ne_max=0.95)
@@ -259,6 +267,14 @@ def generate_fleet(models: int, seed: int, name: str | None = None, end: datetim
         for slot in used
         if slot.position == "sourcing" or slot.surface == "notifications"
     }
+    # A holdout lags its baseline by design: judged against a wider band of its own, each as wide as the
+    # type's (see domain.bands).
+    holdout_bands = {"*": HOLDOUT_BANDS} | {
+        type_string: HealthBands(calibration_low=round(type_bands.calibration_low - 0.02, 6),
+                                 calibration_high=round(type_bands.calibration_high + 0.02, 6),
+                                 ne_max=round(type_bands.ne_max + 0.01, 6))
+        for type_string, type_bands in sorted(bands.items())
+    }
     return FleetFile(
         name=name or f"generated-{models}-seed{seed}",
         description=(
@@ -268,6 +284,10 @@ def generate_fleet(models: int, seed: int, name: str | None = None, end: datetim
         vocabulary=VOCABULARY,
         default_bands=DEFAULT_BANDS,
         bands=dict(sorted(bands.items())),
+        role_bands={Role.HOLDOUT: holdout_bands},
+        # Each app's data pipelines have their own rotation: a shared-cause incident on one surface pages it.
+        pipelines={app: PipelineRotation(team=f"{app}-data-pipelines", rotation=f"{app}-data-pipelines-oncall")
+                   for app in SURFACES},
         models=builder.models,
         history=MetricHistory(
             start=builder.start, end=end, bucket=BUCKET, profiles=builder.profiles, incidents=incidents

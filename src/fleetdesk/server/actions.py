@@ -3,7 +3,9 @@
 A plan is computed from the live state inside the same transaction that applies
 it, so two racing consoles cannot both act on what they saw: the second one's
 ``expected_serving_model_id`` no longer matches and it gets 409 with the
-current state.
+current state. The same goes for the target's health: a baseline that turned
+unhealthy since the engineer looked needs acknowledging (409 target-unhealthy),
+and a holdout needs its override (422), whatever the console showed.
 """
 
 from __future__ import annotations
@@ -86,7 +88,10 @@ def _check_request(kind: ActionKind, request: ActionRequest) -> None:
 
 def plan_action(conn: sqlite3.Connection, backend: Backend, model: Model, kind: ActionKind,
                 request: ActionRequest, principal: Principal) -> Plan:
-    """Check the request and the playbook's rules against the live state; raises Problem when not allowed."""
+    """Check the request and the playbook's rules against the live state; raises Problem when not allowed.
+
+    A dry run is planned without the consent check, so the engineer sees what needs acknowledging first.
+    """
     _check_request(kind, request)
     situation = situation_of(conn, backend, model)
     before = situation.live
@@ -97,7 +102,17 @@ def plan_action(conn: sqlite3.Connection, backend: Backend, model: Model, kind: 
                       title="State changed", current=before)
     try:
         rules = playbook.plan(kind, situation, request.target)
+        if not request.dry_run:
+            playbook.require(rules, playbook.Consent(acknowledged_target=request.acknowledged_target,
+                                                     holdout_override=request.holdout_override))
     except playbook.Refusal as refusal:
+        if refusal.needs == "acknowledgement":
+            raise Problem(409, ProblemType.TARGET_UNHEALTHY, f"{model.id}: {refusal.reason}",
+                          title="Target unhealthy", target_health=refusal.target,
+                          suggested_action=ActionKind.ESCALATE.value) from None
+        if refusal.needs == "override":
+            raise Problem(422, ProblemType.HOLDOUT_OVERRIDE_REQUIRED, f"{refusal.reason}",
+                          title="Holdout override required", suggested_action=ActionKind.ESCALATE.value) from None
         if refusal.conflict and situation.incident_id is not None:
             raise Problem(409, ProblemType.ALREADY_ACKNOWLEDGED, f"incident {situation.incident_id} was {refusal.reason}",
                           title="Already acknowledged",
@@ -116,11 +131,16 @@ def plan_action(conn: sqlite3.Connection, backend: Backend, model: Model, kind: 
 
 def result_of(plan: Plan, dry_run: bool, at: datetime, audit_id: int | None = None,
               event_id: int | None = None) -> ActionResult:
+    rules = plan.rules
     return ActionResult(
         action=plan.kind, model_id=plan.model.id, dry_run=dry_run, at=at,
-        summary=plan.rules.would if dry_run else plan.rules.done, changes=plan.changes,
-        traffic_moved=plan.rules.traffic_moved, traffic_to=plan.rules.traffic_to, pages=plan.pages,
-        incident_id=plan.incident_id, audit_id=audit_id, event_id=event_id,
+        summary=rules.would if dry_run else rules.done, changes=plan.changes,
+        traffic_moved=rules.traffic_moved, traffic_to=rules.traffic_to, pages=plan.pages,
+        incident_id=plan.incident_id, audit_id=audit_id, event_id=event_id, warnings=rules.warnings,
+        target_health=rules.target_health,
+        confirmation=playbook.confirmation_for(plan.kind, plan.model, rules) if dry_run else None,
+        acknowledge_target=rules.acknowledge_target if dry_run else None,
+        override_required=rules.override_required if dry_run else False,
     )
 
 
@@ -139,7 +159,7 @@ def apply(conn: sqlite3.Connection, backend: Backend, plan: Plan, request: Actio
     if plan.rules.opens_incident:
         plan.incident_id = incidents.open_or_join(
             conn, backend.registry, model.id, Severity.PAGE, f"escalated by {principal.user}: {request.reason}", at,
-            actor=principal.user)
+            backend.config.bucket_seconds, actor=principal.user)
         plan.pages = [page.model_copy(update={"incident_id": plan.incident_id}) for page in plan.pages]
     if plan.kind is ActionKind.ACK and plan.incident_id is not None:
         incidents.acknowledge(conn, plan.incident_id, principal.user, at)
@@ -152,6 +172,14 @@ def apply(conn: sqlite3.Connection, backend: Backend, plan: Plan, request: Actio
     }
     if plan.kind is ActionKind.ESCALATE:
         detail["target"] = request.target.value
+    if plan.rules.target_health is not None:
+        detail["target_health"] = plan.rules.target_health.model_dump(mode="json")
+    if plan.rules.acknowledge_target is not None:
+        detail["acknowledged_target"] = request.acknowledged_target
+    if plan.rules.override_required:
+        detail["holdout_override"] = True
+    if plan.rules.warnings:
+        detail["warnings"] = plan.rules.warnings
     if plan.kind is ActionKind.NOTE:
         detail["text"] = request.text
     cursor = conn.execute(

@@ -109,17 +109,18 @@ class Backend:
                         counts.update(slo_board.scan_counts(conn, self.model_keys, windows, sorted(stale)))
                 else:
                     counts = slo_board.scan_counts(conn, self.model_keys, windows)
-                latest = slo_board.latest_health(conn, self.model_keys, windows, list(self.model_keys))
+                latest, waiting = slo_board.latest_state(conn, self.model_keys, windows, list(self.model_keys))
             # A model whose window counts and latest health did not move keeps its stored
             # state (still true now); usually most of the fleet, so most of the work is skipped.
+            # One still awaiting its latest bucket keeps it too: its ingest judges it (see slo_board).
             before = held if advancing and held is not None else {}
-            scope = [m for m in self.model_keys
-                     if m in stale or m not in before or counts[m] != before[m] or latest[m] != held_latest.get(m)]
+            scope = [m for m in self.model_keys if m not in waiting and (
+                m in stale or m not in before or counts[m] != before[m] or latest[m] != held_latest.get(m))]
             assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
             with self.write() as conn:
                 with self._touched_lock:
                     fresh = [a for a in assessments if a.model_id not in self._touched]
-                slo_board.apply(conn, self.registry, fresh, now)
+                slo_board.apply(conn, self.registry, fresh, now, self.config.bucket_seconds)
             self._counts, self._counts_windows, self._latest = counts, windows, latest
             self.evaluated_at = now
             self._refreshed_slot = slot

@@ -3,7 +3,15 @@
 An incident belongs to the model it opened on; a model whose upstream model
 already has an incident joins that one instead of opening its own, so a
 degraded foundation model gives one incident with its blast radius, not forty.
-``models.open_incident_id`` points at a model's open or acknowledged incident.
+A model of the same app and surface as an open incident's model, whose trouble
+began in the same or the next bucket, joins that incident too: shared cause
+suspected (see incident_groups). ``models.open_incident_id`` points at a
+model's open or acknowledged incident.
+
+The timeline keeps every entry; the incident detail collapses a server entry
+repeated with nothing a person did in between into one entry with a count and
+the last time, so the actions and notes are not buried under "page alert fires"
+every hour.
 """
 
 from __future__ import annotations
@@ -14,13 +22,16 @@ from datetime import datetime
 
 from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.slo import Severity
+from fleetdesk.server import incident_groups
 from fleetdesk.server.events import append_event
 from fleetdesk.server.store import dumps, iso, parse_iso
 from fleetdesk.wire import (
     EventType,
     Incident,
+    IncidentCause,
     IncidentDetail,
     IncidentEventData,
+    IncidentGroup,
     IncidentPage,
     IncidentState,
     Note,
@@ -28,25 +39,29 @@ from fleetdesk.wire import (
 )
 
 _SEVERITY_RANK = {Severity.PAGE: 0, Severity.TICKET: 1}
+PERSON_KINDS = frozenset({"action", "ack", "note"})
+"""Timeline entries a person made: they stand out, and they end a run of repeated server entries."""
 
 
 def _optional_time(text: str | None) -> datetime | None:
     return None if text is None else parse_iso(text)
 
 
-def incident_from_row(row: sqlite3.Row) -> Incident:
+def incident_from_row(row: sqlite3.Row, group: IncidentGroup | None = None) -> Incident:
+    model_ids = json.loads(row["model_ids"])
+    cause = IncidentCause.SHARED if group else IncidentCause.UPSTREAM if len(model_ids) > 1 else IncidentCause.OWN
     return Incident(
-        id=row["id"], model_id=row["model_id"], model_ids=json.loads(row["model_ids"]),
+        id=row["id"], model_id=row["model_id"], model_ids=model_ids,
         state=IncidentState(row["state"]), severity=Severity(row["severity"]), title=row["title"],
         opened_at=parse_iso(row["opened_at"]), updated_at=parse_iso(row["updated_at"]),
         acknowledged_at=_optional_time(row["acknowledged_at"]), acknowledged_by=row["acknowledged_by"],
-        resolved_at=_optional_time(row["resolved_at"]),
+        resolved_at=_optional_time(row["resolved_at"]), cause=cause, group=group,
     )
 
 
 def get_incident(conn: sqlite3.Connection, incident_id: int) -> Incident | None:
     row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
-    return None if row is None else incident_from_row(row)
+    return None if row is None else incident_from_row(row, incident_groups.groups(conn, [incident_id]).get(incident_id))
 
 
 def _entry_from_row(row: sqlite3.Row) -> TimelineEntry:
@@ -59,15 +74,37 @@ def note_from_row(row: sqlite3.Row) -> Note:
                 at=parse_iso(row["at"]), text=row["text"])
 
 
-def incident_detail(conn: sqlite3.Connection, incident_id: int) -> IncidentDetail | None:
+def incident_detail(conn: sqlite3.Connection, registry: Registry, incident_id: int) -> IncidentDetail | None:
     incident = get_incident(conn, incident_id)
     if incident is None:
         return None
-    timeline = [_entry_from_row(row) for row in conn.execute(
-        "SELECT * FROM incident_events WHERE incident_id = ? ORDER BY id", (incident_id,))]
+    timeline = collapse_repeats([_entry_from_row(row) for row in conn.execute(
+        "SELECT * FROM incident_events WHERE incident_id = ? ORDER BY id", (incident_id,))])
     notes = [note_from_row(row) for row in conn.execute(
         "SELECT * FROM notes WHERE incident_id = ? ORDER BY id", (incident_id,))]
-    return IncidentDetail(**incident.model_dump(), timeline=timeline, notes=notes)
+    members = incident_groups.members(conn, registry, incident_id, incident.model_ids)
+    return IncidentDetail(**incident.model_dump(), timeline=timeline, notes=notes, members=members)
+
+
+def collapse_repeats(entries: list[TimelineEntry]) -> list[TimelineEntry]:
+    """One entry per run of identical server entries (same kind, model and text) not broken by anything a
+    person did; the entry keeps the first one's id and time and says how many there were and the last time."""
+    result: list[TimelineEntry] = []
+    open_runs: dict[tuple[str, str, str | None, str], int] = {}  # identity -> index in result
+    for entry in entries:
+        if entry.kind in PERSON_KINDS:
+            open_runs.clear()
+            result.append(entry)
+            continue
+        identity = (entry.kind, entry.model_id, entry.actor, entry.text)
+        index = open_runs.get(identity)
+        if index is None or entry.kind in ("opened", "joined", "resolved"):
+            open_runs[identity] = len(result)
+            result.append(entry)
+            continue
+        first = result[index]
+        result[index] = first.model_copy(update={"repeats": first.repeats + 1, "last_at": entry.at})
+    return result
 
 
 def list_incidents(conn: sqlite3.Connection, state: IncidentState | None, model_id: str | None,
@@ -83,7 +120,9 @@ def list_incidents(conn: sqlite3.Connection, state: IncidentState | None, model_
     total = conn.execute(f"SELECT count(*) FROM incidents {clause}", params).fetchone()[0]
     rows = conn.execute(f"SELECT * FROM incidents {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
                         (*params, limit, offset)).fetchall()
-    return IncidentPage(items=[incident_from_row(row) for row in rows], total=total, offset=offset, limit=limit)
+    found = incident_groups.groups(conn, [row["id"] for row in rows])
+    return IncidentPage(items=[incident_from_row(row, found.get(row["id"])) for row in rows], total=total,
+                        offset=offset, limit=limit)
 
 
 def open_incident_id(conn: sqlite3.Connection, model_id: str) -> int | None:
@@ -113,8 +152,9 @@ def announce(conn: sqlite3.Connection, incident_id: int, entry: TimelineEntry, a
 
 
 def open_or_join(conn: sqlite3.Connection, registry: Registry, model_id: str, severity: Severity, why: str,
-                 at: datetime, actor: str | None = None) -> int:
-    """The incident this model is now part of: its own, an upstream one it joins, or a new one."""
+                 at: datetime, step: int, actor: str | None = None) -> int:
+    """The incident this model is now part of: its own, an upstream one it joins, a shared-cause one of its
+    surface it joins, or a new one. ``step`` is the bucket length in seconds."""
     current = open_incident_id(conn, model_id)
     if current is not None:
         row = conn.execute("SELECT severity FROM incidents WHERE id = ?", (current,)).fetchone()
@@ -127,26 +167,46 @@ def open_or_join(conn: sqlite3.Connection, registry: Registry, model_id: str, se
         upstream_incident = open_incident_id(conn, upstream.id)
         if upstream_incident is None:
             continue
-        row = conn.execute("SELECT model_ids, severity FROM incidents WHERE id = ?", (upstream_incident,)).fetchone()
-        members = json.loads(row["model_ids"])
-        if model_id not in members:
-            members.append(model_id)
-        worst = min(Severity(row["severity"]), severity, key=_SEVERITY_RANK.__getitem__)
-        conn.execute("UPDATE incidents SET model_ids = ?, severity = ? WHERE id = ?",
-                     (dumps(members), worst.value, upstream_incident))
-        conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (upstream_incident, model_id))
-        entry = add_entry(conn, upstream_incident, at, "joined", model_id, actor,
-                          f"{model_id} joined (downstream of {upstream.id}): {why}")
-        announce(conn, upstream_incident, entry, at)
-        return upstream_incident
+        return _join(conn, upstream_incident, model_id, severity, at, actor,
+                     f"{model_id} joined (downstream of {upstream.id}): {why}")
+    model = registry.get(model_id)
+    began = incident_groups.trouble_began(conn, model_id, step, at)
+    shared = incident_groups.find_shared(conn, registry, model, began, step)
+    if shared is not None:
+        label = incident_groups.mark_shared(conn, shared)
+        incident_id = _join(conn, shared, model_id, severity, at, actor,
+                            f"{model_id} joined: its trouble began {began:%H:%M}, within a bucket of the others on"
+                            f" {label}, upstream healthy ({severity})")
+        count = len(json.loads(conn.execute("SELECT model_ids FROM incidents WHERE id = ?",
+                                            (incident_id,)).fetchone()["model_ids"]))
+        conn.execute("UPDATE incidents SET title = ? WHERE id = ?",
+                     (f"{label}: {count} models unstable together, {incident_groups.SHARED_NOTE}", incident_id))
+        return incident_id
     cursor = conn.execute(
         "INSERT INTO incidents (model_id, model_ids, state, severity, title, opened_at, updated_at)"
         " VALUES (?, ?, 'open', ?, ?, ?, ?)",
         (model_id, dumps([model_id]), severity.value, f"{model_id}: {why}", iso(at), iso(at)),
     )
     incident_id = int(cursor.lastrowid or 0)
+    incident_groups.record_origin(conn, registry, incident_id, model, began)
     conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
     entry = add_entry(conn, incident_id, at, "opened", model_id, actor, why)
+    announce(conn, incident_id, entry, at)
+    return incident_id
+
+
+def _join(conn: sqlite3.Connection, incident_id: int, model_id: str, severity: Severity, at: datetime,
+          actor: str | None, text: str) -> int:
+    """Add the model to an open incident (its severity the worse of the two) and say so on the timeline."""
+    row = conn.execute("SELECT model_ids, severity FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    members = json.loads(row["model_ids"])
+    if model_id not in members:
+        members.append(model_id)
+    worst = min(Severity(row["severity"]), severity, key=_SEVERITY_RANK.__getitem__)
+    conn.execute("UPDATE incidents SET model_ids = ?, severity = ? WHERE id = ?",
+                 (dumps(members), worst.value, incident_id))
+    conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
+    entry = add_entry(conn, incident_id, at, "joined", model_id, actor, text)
     announce(conn, incident_id, entry, at)
     return incident_id
 

@@ -79,7 +79,7 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
     newest: dict[str, tuple[int, int, tuple[float, ...]]] = {}
     totals: dict[str, list[float]] = {}
     for (model_id, start), sums in fresh.items():
-        bands = backend.config.bands_for_type(backend.registry.models[model_id].type)
+        bands = backend.config.bands_for(backend.registry.models[model_id])
         health = bucket_health(bands, *sums)
         rows.append((backend.model_keys[model_id], start, *sums, health))
         total = totals.setdefault(model_id, [0.0, 0.0, 0.0, 0.0])

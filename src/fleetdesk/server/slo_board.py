@@ -8,6 +8,14 @@ for the models an ingest touched. When a slice closes, the backend instead
 advances the counts it holds: each window gains the slice that entered and
 loses the one that left, a few point lookups per model.
 Transitions open, join or resolve incidents and emit ``slo.changed``.
+
+A bucket is reported a little after its slot closes. Judged in between, a model
+would look as if its latest slice had no data: the short burn windows empty, a
+page drops to a ticket, and comes back when the bucket arrives (a flash on the
+console, an "alert fires" line on the incident every hour). So a slot close
+leaves a model whose latest bucket has not arrived yet, but whose previous one
+has, as it was (``awaiting``); the ingest of its bucket judges it, once. A bucket
+missing for a whole slot more is a gap, judged as no data.
 """
 
 from __future__ import annotations
@@ -83,16 +91,22 @@ class Assessment:
 def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, keys_by_id: dict[str, int],
             now: datetime, model_ids: Collection[str] | None = None) -> int:
     """Recompute and store derived state at ``now`` (inside a write transaction); returns models changed."""
-    return apply(conn, registry, assess(conn, config, keys_by_id, now, model_ids), now)
+    return apply(conn, registry, assess(conn, config, keys_by_id, now, model_ids), now, config.bucket_seconds)
 
 
 def assess(conn: sqlite3.Connection, config: FleetConfig, keys_by_id: dict[str, int], now: datetime,
            model_ids: Collection[str] | None = None) -> list[Assessment]:
-    """Derived state of the given models (all when None) at ``now``, from a scan of their buckets."""
+    """Derived state of the given models (all when None) at ``now``, from a scan of their buckets.
+
+    Over the whole fleet (a slot close), models still awaiting their latest bucket are left out.
+    """
     windows = windows_at(config, now)
     scope = list(keys_by_id) if model_ids is None else sorted(set(model_ids))
+    latest, waiting = latest_state(conn, keys_by_id, windows, scope)
+    if model_ids is None:
+        scope = [m for m in scope if m not in waiting]
     counts = scan_counts(conn, keys_by_id, windows, None if model_ids is None else scope)
-    return assess_from(config, now, windows, counts, latest_health(conn, keys_by_id, windows, scope), scope)
+    return assess_from(config, now, windows, counts, latest, scope)
 
 
 def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[str, list[int]]:
@@ -181,6 +195,12 @@ def advance_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], counts:
 def latest_health(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
                   model_ids: list[str]) -> dict[str, Health]:
     """Health of each model's latest closed bucket (one bucket late is tolerated); no data otherwise."""
+    return latest_state(conn, keys_by_id, windows, model_ids)[0]
+
+
+def latest_state(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
+                 model_ids: list[str]) -> tuple[dict[str, Health], set[str]]:
+    """``latest_health``, and the models awaiting their latest bucket (the previous one is in, it is not yet)."""
     last = windows.last_slot
     scope, params = _in_scope(keys_by_id, model_ids)
     if not scope:
@@ -192,11 +212,14 @@ def latest_health(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows:
     ):
         found.setdefault(id_by_key[key], {})[start] = health
     result = {}
+    waiting = set()
     for model_id in model_ids:
         slots = found.get(model_id, {})
         code = slots.get(last, slots.get(last - windows.step))
         result[model_id] = Health.NO_DATA if code is None else HEALTH_BY_CODE[code]
-    return result
+        if last not in slots and last - windows.step in slots:
+            waiting.add(model_id)
+    return result, waiting
 
 
 def assess_from(config: FleetConfig, now: datetime, windows: Windows, counts: dict[str, Counts],
@@ -226,7 +249,8 @@ def assess_from(config: FleetConfig, now: datetime, windows: Windows, counts: di
     return assessments
 
 
-def apply(conn: sqlite3.Connection, registry: Registry, assessments: list[Assessment], now: datetime) -> int:
+def apply(conn: sqlite3.Connection, registry: Registry, assessments: list[Assessment], now: datetime,
+          step: int) -> int:
     """Store assessments (write transaction); transitions emit events and open, join or resolve incidents."""
     if not assessments:
         return 0
@@ -261,10 +285,10 @@ def apply(conn: sqlite3.Connection, registry: Registry, assessments: list[Assess
         was = Attention(before["attention"])
         if attention is Attention.PAGE and was is not Attention.PAGE:
             incidents.open_or_join(conn, registry, model_id, Severity.PAGE,
-                                   f"page alert fires ({', '.join(alert_names)})", now)
+                                   f"page alert fires ({', '.join(alert_names)})", now, step)
         elif health is Health.UNSTABLE and before["health"] != Health.UNSTABLE:
             incidents.open_or_join(conn, registry, model_id, Severity.TICKET,
-                                   "latest bucket unstable (calibration or NE outside its band)", now)
+                                   "latest bucket unstable (calibration or NE outside its band)", now, step)
         elif attention in (Attention.OK, Attention.NO_DATA):
             incident_id = incidents.open_incident_id(conn, model_id)
             if incident_id is not None:

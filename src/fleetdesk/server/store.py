@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from fleetdesk.domain.bands import bands_for
+from fleetdesk.domain.fleet import PipelineRotation
 from fleetdesk.domain.model_type import Vocabulary
-from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.domain.registry import Model, Registry, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.registry import LaunchPhase
@@ -239,12 +241,28 @@ WHEN EXISTS (SELECT 1 FROM audit_log WHERE id = NEW.id)
 BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 """
 
+_SCHEMA_V6 = """
+-- Where each incident's trouble began (app, surface, its first bad bucket), so that models of one surface whose
+-- trouble began in the same or the next bucket join one incident (shared = 1: shared cause suspected).
+-- Only server/incident_groups.py reads and writes it.
+CREATE TABLE incident_origins (
+    incident_id INTEGER PRIMARY KEY REFERENCES incidents (id),
+    app TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    label TEXT NOT NULL,
+    began_at TEXT,
+    shared INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
     (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
     (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
     (5, "the audit log refuses REPLACE and upserts onto an existing record, not only UPDATE and DELETE", _SCHEMA_V5),
+    (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
@@ -264,11 +282,16 @@ class FleetConfig(BaseModel):
     vocabulary: Vocabulary
     default_bands: HealthBands
     bands: dict[str, HealthBands]
+    role_bands: dict[Role, dict[str, HealthBands]] = {}
+    """Per role, then type (or "*"); databases seeded before role bands have none."""
+    pipelines: dict[str, PipelineRotation] = {}
+    """Per app: the data-pipeline rotation a shared-cause incident pages."""
     slo: SloPolicy
     bucket: timedelta
 
-    def bands_for_type(self, type_string: str) -> HealthBands:
-        return self.bands.get(type_string, self.default_bands)
+    def bands_for(self, model: Model) -> HealthBands:
+        """The band this model is judged against: its type's, or its role's (see domain.bands)."""
+        return bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role)
 
     @property
     def bucket_seconds(self) -> int:
@@ -434,7 +457,7 @@ class Store:
         file = fleet.file
         config = FleetConfig(
             name=file.name, vocabulary=file.vocabulary, default_bands=file.default_bands, bands=file.bands,
-            slo=file.slo, bucket=file.history.bucket,
+            role_bands=file.role_bands, pipelines=file.pipelines, slo=file.slo, bucket=file.history.bucket,
         )
         vocabulary = file.vocabulary
         model_rows = []
@@ -528,7 +551,7 @@ class _Buckets:
         log = math.log
         models = len(fleet.registry.models)
         for done, (model_id, rows) in enumerate(fleet.all_rows(self.timeline), start=1):
-            bands = config.bands_for_type(fleet.registry.models[model_id].type)
+            bands = config.bands_for(fleet.registry.models[model_id])
             low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
             key = keys[model_id]
             total_w = total_l = total_p = total_c = 0.0

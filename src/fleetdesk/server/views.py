@@ -10,6 +10,7 @@ from fleetdesk.domain import playbook
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, StabilitySums
+from fleetdesk.server import incident_groups
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
@@ -20,6 +21,7 @@ from fleetdesk.wire import (
     AuditRecord,
     DecodedType,
     FleetSummary,
+    IncidentGroup,
     Lineage,
     LineageEntry,
     LiveState,
@@ -35,7 +37,10 @@ _SUMMARY_COLUMNS = (
     " budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
     # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
     " (SELECT json_array(weight, label_sum, prediction_sum, cross_entropy_sum) FROM buckets"
-    "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
+    "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums,"
+    # A shared-cause incident's surface and start, one primary-key seek for the rows that have an incident.
+    " (SELECT json_array(app, surface, label, began_at) FROM incident_origins"
+    "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
 )
 _ORDER = {
     ModelSort.WORST: "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
@@ -82,8 +87,16 @@ def summary(backend: Backend, row: sqlite3.Row) -> ModelSummary:
         calibration=sums.calibration, normalized_entropy=sums.normalized_entropy, attention=Attention(row["attention"]), live=live_state(row), budget_remaining=row["budget_remaining"],
         max_burn_rate=row["max_burn_rate"], alerts=json.loads(row["alerts"]),
         open_incident_id=row["open_incident_id"], last_bucket_start=None if last is None else from_epoch(last),
-        purpose=model.purpose,
+        purpose=model.purpose, incident_group=_group(row["incident_group"]),
     )
+
+
+def _group(packed: str | None) -> IncidentGroup | None:
+    if packed is None:
+        return None
+    app, surface, label, began_at = json.loads(packed)
+    return IncidentGroup(app=app, surface=surface, label=label, started_at=parse_iso(began_at),
+                         note=incident_groups.SHARED_NOTE) if began_at else None
 
 
 def _like(text: str) -> str:
@@ -118,13 +131,16 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     model = model_or_404(backend, model_id)
     with backend.store.read() as conn:
         row = conn.execute(f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)).fetchone()
-        actions = playbook.options(situation_of(conn, backend, model))
+        situation = situation_of(conn, backend, model)
+    actions = playbook.options(situation)
+    baseline = playbook.fallback_health(situation)
     last = row["last_bucket_start"]
     return ModelDetail(
         model=model, decoded=decoded_type(backend, model), live=live_state(row), health=Health(row["health"]),
-        attention=Attention(row["attention"]), bands=backend.config.bands_for_type(model.type),
+        attention=Attention(row["attention"]), bands=backend.config.bands_for(model),
         slo=_current(backend, SloStatus.model_validate_json(row["slo"])), open_incident_id=row["open_incident_id"],
-        last_bucket_start=None if last is None else from_epoch(last), actions=actions,
+        last_bucket_start=None if last is None else from_epoch(last), actions=actions, baseline_health=baseline,
+        holdout_health=playbook.holdout_health(situation), fallback=playbook.fallback_words(model, baseline),
     )
 
 

@@ -84,7 +84,8 @@ class FrozenClient:
             return self._related(model_id).lineage
         return self.snapshot.lineage
 
-    async def stability(self, model_id: str, window: Window = Window.H24) -> StabilitySeries:
+    async def stability(self, model_id: str, window: Window = Window.H24, holdout: bool = False) -> StabilitySeries:
+        """The series as exported (with the holdout's buckets only if they were overlaid then)."""
         held = self.snapshot.stability if model_id == self.snapshot.model_id else self._related(model_id).stability
         series = next((item for item in held if item.window == Window(window)), None)
         if series is None:

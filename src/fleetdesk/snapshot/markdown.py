@@ -84,7 +84,9 @@ def render(snapshot: Snapshot, files: str = "") -> str:
         lines += ["", f"## Timeline of incident {text(snapshot.incident.id)}", ""]
         for entry in snapshot.incident.timeline:
             who = text(entry.actor, 100) if entry.actor else "server"
-            lines.append(f"- {when(entry.at)} {text(entry.kind, 40)} by {who}: {text(entry.text)}")
+            repeated = (f" ({entry.repeats} times, last {when(entry.last_at)})"
+                        if entry.repeats > 1 and entry.last_at is not None else "")
+            lines.append(f"- {when(entry.at)} {text(entry.kind, 40)} by {who}: {text(entry.text)}{repeated}")
     lines += ["", "---", ""]
     masked = sum(snapshot.redactions.values())
     if masked:
@@ -101,6 +103,7 @@ def _wrong(snapshot: Snapshot) -> list[str]:
         f"- Tier {text(model.tier.value)}"
         + (f" ({text(model.tier_justification)})" if model.tier_justification else "")
         + f"; role {text(model.role.value)}; owner {text(model.owner_team, 100)}, on call {text(model.oncall_rotation, 100)}.",
+        f"- Fallback: {_fallback(snapshot)}.",
         f"- Health of the latest bucket: **{text(detail.health.value)}**.",
         f"- SLO: objective {_percent(slo.objective)} of slices stable over {_duration(slo.window)}; "
         f"error budget left {_percent(slo.budget_remaining)} "
@@ -124,7 +127,22 @@ def _wrong(snapshot: Snapshot) -> list[str]:
     if incident is not None:
         lines.append(f"- Incident {text(incident.id)} ({text(incident.severity.value)}, {text(incident.state.value)}) "
                      f"opened {when(incident.opened_at)}: {text(incident.title)}")
+        if incident.group is not None:
+            lines.append(f"- Shared cause suspected: {len(incident.model_ids)} models of {text(incident.group.label)} "
+                         f"turned unstable together, since {when(incident.group.started_at)}.")
     return lines
+
+
+def _fallback(snapshot: Snapshot) -> str:
+    """The server's words for the fallback (its health included); older snapshots only knew the registry."""
+    detail = snapshot.model
+    if detail.fallback:
+        health = detail.baseline_health
+        said = text(detail.fallback)
+        return f"**{said}** ({text(health.summary)})" if health is not None and not health.healthy else said
+    baseline = detail.model.baseline_model_id
+    return (f"baseline {code(baseline)} (its health was not recorded in this snapshot)" if baseline
+            else "no baseline to fall back to: escalate instead")
 
 
 def _latest(series: StabilitySeries) -> str:

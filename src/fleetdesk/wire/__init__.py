@@ -60,9 +60,19 @@ Incidents
 Opened (or joined) by the server when a model's latest closed bucket turns
 unstable (severity ticket) or a page burn-rate alert starts firing (severity
 page); a model whose upstream model has an open incident joins that incident
-(``model_ids``) instead of opening its own. An escalation on a model without
-an incident opens one. An incident resolves by itself once none of its models
-is unstable or alerting any more (no-data does not hold it open).
+(``model_ids``, ``cause`` upstream) instead of opening its own. A model of the
+same app and surface (any funnel stage) as an open incident's model, whose
+trouble began in the same or the next bucket, with a healthy upstream, joins
+that incident too: ``cause`` shared, ``group`` says which surface and since
+when ("shared cause suspected"). An escalation on a model without an incident
+opens one. An incident resolves by itself once none of its models is unstable
+or alerting any more (no-data does not hold it open). The detail lists its
+``members`` with their state, and collapses a server entry repeated with
+nothing a person did in between into one entry (``repeats``, ``last_at``).
+
+A slot close judges no model whose latest bucket is still on its way (its
+previous one is in): it keeps its state until the bucket's ingest judges it,
+so no intermediate state (a page dropping to a ticket for a moment) is sent.
 
 Action rules
 ------------
@@ -70,13 +80,24 @@ Action rules
   instead``) and still serve its own traffic; its traffic share moves to the
   baseline, ``serving_model_id`` becomes the baseline. Needs
   ``expected_serving_model_id``.
-- end-experiment: role experiment only (422 otherwise), not already ended; traffic
-  back to its baseline. Needs ``expected_serving_model_id``.
+- end-experiment: role experiment or holdout only (422 otherwise), not already
+  ended; traffic back to its baseline. Needs ``expected_serving_model_id``.
+- Both carry the baseline's health (``target_health``, also
+  ``ModelDetail.baseline_health``). When it is unstable, paging or without
+  data the option's ``warnings`` say so first, its ``confirmation`` is
+  ``acknowledge`` and the request must name it in ``acknowledged_target``
+  (409 ``target-unhealthy`` with ``target_health`` otherwise). On a holdout
+  both need ``holdout_override`` (422 ``holdout-override-required``): they end
+  its measurement. Dry runs are never refused for these: they say what is
+  needed (``confirmation``, ``acknowledge_target``, ``override_required``).
 - halt-launch: launch phase scale-up only, not already halted; traffic frozen.
   Needs ``expected_serving_model_id``.
 - escalate: target ``owner`` pages the model's owning team; ``upstream`` pages the
-  team of each direct upstream model (422 when there is none). Oncall may
-  escalate any model.
+  team of each direct upstream model (422 when there is none); ``surface``, on a
+  shared-cause incident, pages the app's data-pipeline rotation (fleet file
+  ``pipelines``), else every team owning a member (422 when the incident is not
+  one). Oncall may escalate any model. An incident already escalated gets a
+  warning, not a refusal.
 - ack: acknowledges the model's open incident (422 when there is none open,
   409 with the incident when it is already acknowledged).
 - note: ``text`` required; attached to the model's open or acknowledged incident
@@ -96,7 +117,8 @@ from __future__ import annotations
 
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.playbook import ActionKind, ActionOption, Confirmation, EscalationTarget
+from fleetdesk.domain.comparison import SignalGap
+from fleetdesk.domain.playbook import ActionKind, ActionOption, Confirmation, EscalationTarget, TargetHealth
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloStatus
 from fleetdesk.domain.stability import Health, HealthBands
@@ -113,7 +135,17 @@ from fleetdesk.wire.events import (
     ServerEvent,
     SloChangedData,
 )
-from fleetdesk.wire.incidents import Incident, IncidentDetail, IncidentPage, IncidentState, Note, TimelineEntry
+from fleetdesk.wire.incidents import (
+    Incident,
+    IncidentCause,
+    IncidentDetail,
+    IncidentGroup,
+    IncidentMember,
+    IncidentPage,
+    IncidentState,
+    Note,
+    TimelineEntry,
+)
 from fleetdesk.wire.ingest import IngestBucket, IngestRequest, IngestResult
 from fleetdesk.wire.models import (
     DecodedType,
@@ -142,5 +174,6 @@ __all__ = [
     "ModelSummary", "Note", "Page", "ProblemDetails", "ProblemType", "ServerEvent",
     "ServerInfo", "StabilityPoint", "StabilitySeries", "StateChange", "TimelineEntry",
     "WhoAmI", "Window", "Health", "Tier", "Role", "LaunchPhase", "Severity", "SloStatus",
-    "Model", "HealthBands", "ActionOption", "Confirmation",
+    "Model", "HealthBands", "ActionOption", "Confirmation", "IncidentCause", "IncidentGroup", "IncidentMember",
+    "TargetHealth", "SignalGap",
 ]

@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field
 
 from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.playbook import ActionKind, EscalationTarget
+from fleetdesk.domain.playbook import ActionKind, Confirmation, EscalationTarget, TargetHealth
 from fleetdesk.wire.base import LAZY, WireModel
 from fleetdesk.wire.server import AccessRole
 
@@ -23,6 +23,13 @@ class ActionRequest(WireModel):
     )
     target: EscalationTarget = EscalationTarget.OWNER
     text: str | None = Field(default=None, max_length=10000, description="Note text (note only)")
+    acknowledged_target: str | None = Field(
+        default=None, max_length=256,
+        description="rollback, end-experiment: the id of an unhealthy baseline you move traffic to anyway"
+                    " (required when the option names acknowledge_target; 409 target-unhealthy otherwise)")
+    holdout_override: bool = Field(
+        default=False, description="rollback, end-experiment on a holdout: end its measurement anyway (with a"
+                                   " reason; 422 holdout-override-required otherwise)")
 
 
 class StateChange(WireModel):
@@ -56,6 +63,12 @@ class ActionResult(WireModel):
     incident_id: int | None
     audit_id: int | None = Field(description="None for a dry run")
     event_id: int | None = Field(description="None for a dry run")
+    warnings: list[str] = Field(default_factory=list, description="What to weigh before confirming, worst first")
+    target_health: TargetHealth | None = Field(
+        default=None, description="rollback, end-experiment: the health of the baseline the traffic moves to")
+    confirmation: Confirmation | None = Field(default=None, description="Dry runs: how the action must be confirmed")
+    acknowledge_target: str | None = Field(default=None, description="Dry runs: the id acknowledged_target must name")
+    override_required: bool = Field(default=False, description="Dry runs: holdout_override is needed")
 
 
 class AuditRecord(WireModel):

@@ -11,11 +11,13 @@ from fleetdesk.domain.bounds import Moment, Span
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import FunnelStage
-from fleetdesk.domain.playbook import ActionOption
+from fleetdesk.domain.comparison import SignalGap
+from fleetdesk.domain.playbook import ActionOption, TargetHealth
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket
 from fleetdesk.wire.base import LAZY, WireModel
+from fleetdesk.wire.incidents import IncidentGroup
 
 
 class ModelSort(StrEnum):
@@ -65,6 +67,8 @@ class ModelSummary(WireModel):
     open_incident_id: int | None
     last_bucket_start: Moment | None
     purpose: str
+    incident_group: IncidentGroup | None = Field(
+        default=None, description="Its open incident is a shared-cause group: which surface, since when")
 
 
 class ModelPage(WireModel):
@@ -88,6 +92,10 @@ class ModelDetail(WireModel):
         default_factory=list,
         description="Every playbook action kind for this model now: available or why not, and its confirmation",
     )
+    baseline_health: TargetHealth | None = Field(default=None, description="Its baseline's health now (the fallback)")
+    holdout_health: TargetHealth | None = Field(default=None, description="Its holdout's health now")
+    fallback: str = Field(default="", description="The fallback in words: 'safe fallback is its baseline X', or"
+                                                  " 'baseline X is itself paging since 18:00: escalate'")
 
 
 class LineageEntry(WireModel):
@@ -148,6 +156,12 @@ class StabilitySeries(WireModel):
     points: list[StabilityPoint] = Field(description="Buckets present in [start, end), oldest first; gaps are missing buckets")
     baseline_model_id: str | None
     baseline_points: list[StabilityPoint] = Field(description="The baseline's buckets over the same window, for overlay")
+    holdout_model_id: str | None = None
+    holdout_points: list[StabilityPoint] = Field(
+        default_factory=list, description="The holdout's buckets over the same window, for overlay (each judged"
+                                          " against its own band); only when asked (?holdout=true)")
+    gaps: list[SignalGap] = Field(default_factory=list,
+                                  description="The model against its baseline and holdout over the window")
 
 
 class FleetSummary(WireModel):

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.playbook import TargetHealth
 from fleetdesk.wire.base import LAZY, WireModel
 from fleetdesk.wire.incidents import Incident
 
@@ -30,6 +31,8 @@ class ProblemType(StrEnum):
     CLOCK = "urn:fleetdesk:problem:clock"  # 409 clock not frozen / backwards
     VALIDATION = "urn:fleetdesk:problem:validation"  # 422, errors set
     ACTION_NOT_ALLOWED = "urn:fleetdesk:problem:action-not-allowed"  # 422 registry rule
+    TARGET_UNHEALTHY = "urn:fleetdesk:problem:target-unhealthy"  # 409 baseline unhealthy, not acknowledged; target_health set
+    HOLDOUT_OVERRIDE_REQUIRED = "urn:fleetdesk:problem:holdout-override-required"  # 422 ends a holdout, no override
     IDEMPOTENCY_KEY_REUSED = "urn:fleetdesk:problem:idempotency-key-reused"  # 422
     UNAVAILABLE = "urn:fleetdesk:problem:unavailable"  # 503
     STORAGE_FULL = "urn:fleetdesk:problem:storage-full"  # 507 the server's disk is full: nothing was changed
@@ -67,3 +70,4 @@ class ProblemDetails(BaseModel):
     conflicts: list[BucketConflict] | None = Field(default=None, description="409 bucket conflict")
     suggestions: list[str] | None = Field(default=None, description="404 unknown model: close ids")
     suggested_action: str | None = Field(default=None, description="422 rule: what to do instead, e.g. escalate")
+    target_health: TargetHealth | None = Field(default=None, description="409 target unhealthy: the target's health")

@@ -78,6 +78,15 @@ class DrillApp(FleetdeskApp):
 
     @work(exclusive=True, group="drill", exit_on_error=False)
     async def end_when_done(self) -> None:
-        await self.drill.wait()
+        waiting = asyncio.create_task(self.drill.wait())
+        settling = asyncio.create_task(self.drill.settling.wait())
+        done, _ = await asyncio.wait([waiting, settling], return_when=asyncio.FIRST_COMPLETED)
+        if settling in done and not waiting.done():
+            # Not the end yet: a second escalation, or any other change after the right one, still counts.
+            self.notify(f"Every expected response is in. The drill runs on {self.drill.scenario.grading.settle:g} s"
+                        " more (q ends it now): what you do until then is graded too.",
+                        title="Drill nearly done", timeout=10, markup=False)
+        await waiting
+        settling.cancel()
         card = await self.conclude()
         self.push_screen(ScorecardScreen(card, self.saved), lambda _: self.exit())

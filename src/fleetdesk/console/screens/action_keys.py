@@ -16,7 +16,7 @@ from textual.actions import parse
 from textual.binding import Binding
 from textual.worker import Worker
 
-from fleetdesk.client import ActionIntent, NotConfirmed, StaleState
+from fleetdesk.client import ActionIntent, NotConfirmed, StaleState, UnhealthyTarget
 from fleetdesk.console.messages import ActionDone, PreviewReady
 from fleetdesk.console.outcomes import explain, result_words
 from fleetdesk.console.screens.base import ConsoleScreen
@@ -138,11 +138,17 @@ class ActionKeys(ConsoleScreen):
         self.run_worker(self._preview(intent), name=action.value, group=f"{PREVIEW_GROUP}{action}",
                         exclusive=True, exit_on_error=False)
 
-    def _intent(self, kind: ActionKind, reason: str, text: str = "", serving: str | None = None) -> ActionIntent:
-        """A new intent; ``serving`` is the serving model the engineer saw (default: as shown now)."""
+    def _intent(self, kind: ActionKind, reason: str, text: str = "", serving: str | None = None,
+                answer: Confirmed | None = None) -> ActionIntent:
+        """A new intent; ``serving`` is the serving model the engineer saw (default: as shown now); ``answer``
+        carries what the engineer explicitly accepted in the dialog."""
         assert self.detail is not None
         option = self.option(kind)
         fields: dict[str, object] = {"reason": reason}
+        if answer is not None and answer.acknowledged_target:
+            fields["acknowledged_target"] = answer.acknowledged_target
+        if answer is not None and answer.holdout_override:
+            fields["holdout_override"] = True
         if kind.needs_expected_state:
             fields["expected_serving_model_id"] = serving or self.detail.live.serving_model_id
         if option is not None and option.target is not None:
@@ -175,7 +181,7 @@ class ActionKeys(ConsoleScreen):
                 # Expect the state the engineer saw in the preview, even if a live update came in since:
                 # if the world moved, the server answers 409 instead of acting on a state nobody reviewed.
                 real = self._intent(intent.kind, answer.reason or default, answer.text,
-                                    serving=intent.request.expected_serving_model_id)
+                                    serving=intent.request.expected_serving_model_id, answer=answer)
             self._set_in_flight(intent.kind, real, f"{intent.kind} in flight…")
             self.run_worker(self._perform(real), name=real.kind.value, group=f"{ACTION_GROUP}{real.kind}",
                             exclusive=True, exit_on_error=False)
@@ -209,8 +215,8 @@ class ActionKeys(ConsoleScreen):
             self.unconfirmed[kind] = self.in_flight[kind]
         self._clear_in_flight(kind, message, warning=True)
         self.app.notify(message, title=title, severity="error", timeout=20, markup=False)
-        if isinstance(error, StaleState):
-            self.load()
+        if isinstance(error, StaleState | UnhealthyTarget):
+            self.load()  # the world moved: show it as it is now
         return True
 
     def _set_in_flight(self, kind: ActionKind, intent: ActionIntent, words: str) -> None:

@@ -1,7 +1,10 @@
 """Confirming a playbook action: the server's dry run, then the confirmation the server asks for.
 
 ``Confirmation.TYPE_ID`` needs the model id typed and a reason; ``Confirmation.PRESS`` needs ``y`` (the
-reason is optional). A note needs its text. Cancel has the focus, Esc cancels.
+reason is optional). ``Confirmation.ACKNOWLEDGE``, the strongest, is TYPE_ID plus ticking what the
+warnings say: moving traffic onto an unhealthy baseline (the request then names it), or ending a
+holdout's measurement. The server's warnings come first, above the dry run. A note needs its text.
+Cancel has the focus, Esc cancels.
 """
 
 from __future__ import annotations
@@ -14,21 +17,45 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Checkbox, Input, Static
 
 from fleetdesk.console.outcomes import live_state_words
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import ActionOption, ActionResult, Confirmation, Tier
 
+
 def strict(option: ActionOption) -> bool:
     """The model id must be typed and a reason given."""
-    return option.confirmation is Confirmation.TYPE_ID
+    return option.confirmation in (Confirmation.TYPE_ID, Confirmation.ACKNOWLEDGE)
 
 
 @dataclass(frozen=True)
 class Confirmed:
     reason: str
     text: str
+    acknowledged_target: str | None = None
+    """The unhealthy target the engineer ticked to move traffic to anyway."""
+    holdout_override: bool = False
+
+
+def stepped_up(option: ActionOption, preview: ActionResult) -> ActionOption:
+    """The option as the dry run found things: a target that turned unhealthy since the model was loaded
+    steps the confirmation up here too (the dry run is the fresher of the two)."""
+    if preview.confirmation is None:
+        return option
+    return option.model_copy(update={
+        "confirmation": preview.confirmation, "acknowledge_target": preview.acknowledge_target,
+        "override_required": preview.override_required, "warnings": preview.warnings,
+        "target_health": preview.target_health})
+
+
+def warnings_text(warnings: list[str]) -> Text:
+    """The server's warnings, worst first: what to weigh before anything else in the dialog."""
+    text = Text()
+    for index, warning in enumerate(warnings):
+        text.append(("\n" if index else "") + "! ", style="bold")
+        text.append(sanitize(warning, limit=600))
+    return text
 
 
 def preview_text(preview: ActionResult, arrow: str) -> Text:
@@ -36,6 +63,10 @@ def preview_text(preview: ActionResult, arrow: str) -> Text:
     text = Text()
     text.append("Server dry run: ", style="bold")
     text.append(sanitize(preview.summary) + "\n")
+    if preview.target_health is not None:
+        health = preview.target_health
+        text.append("Target health: ", style="bold")
+        text.append(("" if health.healthy else "UNHEALTHY: ") + sanitize(health.summary, limit=300) + "\n")
     if preview.changes:
         text.append("Changes:\n", style="bold")
         for change in preview.changes:
@@ -69,6 +100,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
     def __init__(self, option: ActionOption, question: str, model_id: str, tier: Tier, preview: ActionResult,
                  arrow: str, retry_of: str | None = None) -> None:
         super().__init__()
+        option = stepped_up(option, preview)
         self.option = option
         self.kind = option.kind
         self.question = question
@@ -87,10 +119,18 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                     yield Static(Text(
                         "Retrying an action that was not confirmed: the same idempotency key is sent, "
                         "so it cannot run twice. Check the audit log (l) first."), classes="warning")
+                if self.option.warnings:
+                    yield Static(warnings_text(self.option.warnings), id="warnings", classes="warning")
                 yield Static(preview_text(self.preview, self.arrow), id="preview")
                 if self.option.text_required and not self.retry_of:
                     yield Static("Note text (required):")
                     yield Input(id="text", placeholder="what you saw or did", max_length=10000, compact=True)
+                if self.option.acknowledge_target and not self.retry_of:
+                    yield Checkbox(Text(f"Move the traffic onto {sanitize(self.option.acknowledge_target, limit=80)}"
+                                        " anyway (it is unhealthy)"), id="acknowledge-target", compact=True)
+                if self.option.override_required and not self.retry_of:
+                    yield Checkbox(Text("End the holdout's measurement anyway (override)"), id="holdout-override",
+                                   compact=True)
                 if strict(self.option):
                     yield Static(Text(f"{self.tier}: type the model id to confirm:"))
                     yield Input(id="typed-id", placeholder=sanitize(self.model_id), compact=True)
@@ -100,6 +140,8 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                     yield Input(id="reason", placeholder="why, for the audit log", max_length=2000, compact=True)
             hint = ("Fill in the fields, then Confirm. Esc cancels." if strict(self.option) or self.option.text_required
                     else "Press y to confirm, Esc to cancel.")
+            if self.option.confirmation is Confirmation.ACKNOWLEDGE and not self.retry_of:
+                hint = "Tick what the warnings say, type the id, give a reason, then Confirm. Esc cancels."
             yield Static(hint, classes="dialog-hint", id="hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="primary", compact=True)
@@ -116,8 +158,16 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         found = self.query(f"#{widget_id}")
         return found.first(Input).value if found else ""
 
+    def _ticked(self, widget_id: str) -> bool:
+        found = self.query(f"#{widget_id}")
+        return bool(found) and found.first(Checkbox).value
+
     def _valid(self) -> bool:
         if self.option.text_required and not self.retry_of and not self._value("text").strip():
+            return False
+        if not self.retry_of and self.option.acknowledge_target and not self._ticked("acknowledge-target"):
+            return False
+        if not self.retry_of and self.option.override_required and not self._ticked("holdout-override"):
             return False
         if strict(self.option):
             if self._value("typed-id") != self.model_id:
@@ -127,6 +177,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         return True
 
     @on(Input.Changed)
+    @on(Checkbox.Changed)
     def _changed(self) -> None:
         self.query_one("#confirm", Button).disabled = not self._valid()
 
@@ -154,4 +205,6 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         return True
 
     def _finish(self) -> None:
-        self.dismiss(Confirmed(reason=self._value("reason").strip(), text=self._value("text").strip()))
+        acknowledged = self.option.acknowledge_target if self._ticked("acknowledge-target") else None
+        self.dismiss(Confirmed(reason=self._value("reason").strip(), text=self._value("text").strip(),
+                               acknowledged_target=acknowledged, holdout_override=self._ticked("holdout-override")))

@@ -19,10 +19,11 @@ from fleetdesk.client import FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
 from fleetdesk.console.messages import LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
-from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.console.widgets.fleet.row import FleetRow, grouped
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
 from fleetdesk.console.widgets.fleet.table import FleetTable
 from fleetdesk.wire import (
+    BucketClosedData,
     IncidentEventData,
     IncidentState,
     SloChangedData,
@@ -164,10 +165,14 @@ class FleetScreen(ConsoleScreen):
 
     def on_live_event(self, message: LiveEvent) -> None:
         # Actions change a model's live serving state, which the fleet view does not show: their SLO and
-        # incident events, which it does, follow as their own events.
+        # incident events, which it does, follow as their own events. A closed bucket brings the row's
+        # calibration and NE at once (not at the next poll, up to half a minute after the page).
         data = message.update.data
         changed: list[FleetRow] = []
-        if isinstance(data, SloChangedData) and (row := self._current(data.model_id)) is not None:
+        if isinstance(data, BucketClosedData) and (row := self._current(data.model_id)) is not None:
+            changed.append(replace(row, health=data.health, calibration=data.calibration,
+                                   normalized_entropy=data.normalized_entropy))
+        elif isinstance(data, SloChangedData) and (row := self._current(data.model_id)) is not None:
             changed.append(replace(row, health=data.health, attention=data.attention,
                                    budget_remaining=data.budget_remaining))
         elif isinstance(data, IncidentEventData):
@@ -176,7 +181,8 @@ class FleetScreen(ConsoleScreen):
             for model_id in incident.model_ids:
                 row = self._current(model_id)
                 if row is not None and (open_id is not None or row.open_incident_id == incident.id):
-                    changed.append(replace(row, open_incident_id=open_id))
+                    changed.append(replace(row, open_incident_id=open_id,
+                                           **grouped(incident.group if open_id is not None else None)))
         if self.app.screen is not self:
             self._pending.update((row.id, row) for row in changed)
             return
@@ -198,6 +204,7 @@ class FleetScreen(ConsoleScreen):
     def _show_counts(self) -> None:
         self._counts_pending = False
         table = self.query_one(FleetTable)
+        table.settle()  # a re-sort the table has scheduled happens first: the count is of the rows drawn
         self.query_one(FleetCounts).show_counts(list(table.models.values()), len(table.shown_ids))
 
     # --- filter ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""An incident's whole timeline and notes."""
+"""An incident's whole timeline, its members and their state, and its notes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,20 @@ from fleetdesk.console.messages import IncidentLoaded, LiveEvent
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.timeline import timeline_text
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import IncidentEventData
+from fleetdesk.console.glyphs import Glyphs
+from fleetdesk.wire import IncidentDetail, IncidentEventData
+
+
+def members_text(incident: IncidentDetail, glyphs: Glyphs) -> Text:
+    """Every model of the incident with its state now, worst first (the heading above says what groups them)."""
+    text = Text(f"members ({len(incident.members)})", style="bold")
+    for member in sorted(incident.members, key=lambda m: (m.attention.rank, m.tier.rank, m.model_id)):
+        joined = f"  joined {member.joined_at:%H:%M}" if member.joined_at is not None else ""
+        left = "" if member.open else "  (no longer in it)"
+        text.append(f"\n  {glyphs.attention[member.attention]:<10} {member.tier.value}  ")
+        text.append(sanitize(member.model_id), style="bold")
+        text.append(f"  {member.stage}  {sanitize(member.owner_team)}{joined}{left}", style="dim")
+    return text
 
 
 class IncidentScreen(ConsoleScreen):
@@ -47,7 +60,10 @@ class IncidentScreen(ConsoleScreen):
     def on_incident_loaded(self, message: IncidentLoaded) -> None:
         incident = message.incident
         now = self.console.server_now()
-        self.query_one("#timeline", Static).update(timeline_text(incident, now))
+        # Who is in it and how each stands, before the story of how it got there.
+        # (A handoff from before incidents listed their members has none to show.)
+        members = members_text(incident, self.console.glyphs) if incident.members else None
+        self.query_one("#timeline", Static).update(timeline_text(incident, now, between=members))
         notes = Text("\nnotes\n", style="bold")
         if not incident.notes:
             notes.append("  none\n", style="italic")

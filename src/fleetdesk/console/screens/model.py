@@ -31,7 +31,7 @@ from fleetdesk.wire import (
     Window,
 )
 
-NAVIGATION = ("open_baseline", "open_holdout", "open_upstream", "incident")
+NAVIGATION = ("open_baseline", "open_holdout", "open_upstream", "incident", "compare_holdout")
 WINDOWS = list(Window)
 
 
@@ -50,6 +50,8 @@ class ModelScreen(ActionKeys):
         Binding("b", "open_baseline", "Baseline", id="open-baseline", tooltip="Open the baseline model.", show=False),
         Binding("o", "open_holdout", "Holdout", id="open-holdout", tooltip="Open the holdout model.", show=False),
         Binding("u", "open_upstream", "Upstream", id="open-upstream", tooltip="Open the nearest upstream (foundation) model.", show=False),
+        Binding("c", "compare_holdout", "Holdout overlay", id="compare-holdout", show=False,
+                tooltip="Overlay the holdout on the charts as well as the baseline, with its gap as numbers (again: off)."),
         Binding("i", "incident", "Incident", id="open-incident", tooltip="The open incident's whole timeline and notes."),
         Binding("l", "audit", "Audit", id="audit-log", tooltip="This model's audit log."),
     ]
@@ -69,6 +71,8 @@ class ModelScreen(ActionKeys):
         self._load_worker: Worker | None = None
         self._reload_after_load = False
         self._key_states: tuple[str | None, ...] = ()
+        self.compare_holdout = False
+        """The charts overlay the holdout as well as the baseline."""
 
     def compose(self) -> ComposeResult:
         glyphs = self.console.glyphs
@@ -99,7 +103,7 @@ class ModelScreen(ActionKeys):
 
     @work(exclusive=True, group="model-load", exit_on_error=False)
     async def load(self) -> None:
-        self.post_message(await fetch_model_view(self.console, self.model_id, self.window))
+        self.post_message(await fetch_model_view(self.console, self.model_id, self.window, self.compare_holdout))
 
     def reload(self) -> None:
         """Load again for a live update; a load in flight finishes first, then one more runs.
@@ -114,7 +118,7 @@ class ModelScreen(ActionKeys):
 
     @work(exclusive=True, group="series-load", exit_on_error=False)
     async def load_series(self) -> None:
-        series = await self.console.client.stability(self.model_id, self.window)
+        series = await self.console.client.stability(self.model_id, self.window, self.compare_holdout)
         self.post_message(SeriesLoaded(series))
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
@@ -141,7 +145,7 @@ class ModelScreen(ActionKeys):
         if self.detail is None:
             return
         glyphs = self.console.glyphs
-        self.query_one(ModelContext).show(self.detail, self.lineage, glyphs)
+        self.query_one(ModelContext).show(self.detail, self.lineage, glyphs)  # its fallback's health included
         self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille)
         now = self.console.server_now()
         self.query_one(IncidentTimeline).show(self.incident, now)
@@ -164,8 +168,8 @@ class ModelScreen(ActionKeys):
     def on_live_event(self, message: LiveEvent) -> None:
         data = message.update.data
         mine = {self.model_id}
-        if self.detail is not None and self.detail.model.baseline_model_id:
-            mine.add(self.detail.model.baseline_model_id)
+        if self.detail is not None:
+            mine.update(m for m in (self.detail.model.baseline_model_id, self.detail.model.holdout_model_id) if m)
         if isinstance(data, BucketClosedData) and data.model_id in mine:
             self.load_series()  # charts change only when a bucket closes
         elif isinstance(data, SloChangedData) and data.model_id == self.model_id:
@@ -189,6 +193,16 @@ class ModelScreen(ActionKeys):
         self.window = self.console.chart_window = WINDOWS[index % len(WINDOWS)]
         self.query_one(StatusLine).say(f"charts over {self.window}")
         self.load_series()
+
+    def action_compare_holdout(self) -> None:
+        """Overlay the holdout too (its buckets are fetched only while overlaid: a 28-day series is ~300 KB)."""
+        self.compare_holdout = not self.compare_holdout
+        for chart in self.query(StabilityChart):
+            chart.show_holdout(self.compare_holdout)
+        self.query_one(StatusLine).say("charts overlay the holdout too" if self.compare_holdout
+                                       else "charts overlay the baseline only")
+        if self.compare_holdout:
+            self.load_series()
 
     def _open(self, model_id: str | None) -> None:
         if model_id:
@@ -226,7 +240,7 @@ class ModelScreen(ActionKeys):
             return "still loading"
         if action == "open_baseline" and detail and not detail.model.baseline_model_id:
             return "no baseline"
-        if action == "open_holdout" and detail and not detail.model.holdout_model_id:
+        if action in ("open_holdout", "compare_holdout") and detail and not detail.model.holdout_model_id:
             return "no holdout"
         if action == "open_upstream" and not (self.lineage and self.lineage.upstream):
             return "no upstream model"

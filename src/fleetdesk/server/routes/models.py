@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from fleetdesk.domain.comparison import compare
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.server import views
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep, TextQuery
@@ -70,23 +71,35 @@ def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[Stabilit
 
 
 @router.get("/{model_id}/stability", response_model=StabilitySeries)
-def stability(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24) -> StabilitySeries:
+def stability(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24,
+              holdout: Annotated[bool, Query(description="Include the holdout's buckets, for overlay (its gap is"
+                                                         " always in gaps)")] = False) -> StabilitySeries:
     model = views.model_or_404(backend, model_id)
     step = backend.config.bucket_seconds
     now_s = epoch(backend.clock.now())
     end = from_epoch(now_s - now_s % step)  # end of the latest closed bucket
     start = end - window.duration
-    bands = backend.config.bands_for_type(model.type)
+    bands = backend.config.bands_for(model)
+
+    def series_of(other_id: str | None) -> list[StabilityPoint]:
+        # Each model judged against its own band: a holdout lags by design and has a band of its own.
+        other = backend.registry.models.get(other_id or "")
+        if other is None:
+            return []
+        return _points(backend.metrics.buckets(other.id, start, end), backend.config.bands_for(other))
+
     try:
         points = _points(backend.metrics.buckets(model_id, start, end), bands)
-        baseline_points = (
-            _points(backend.metrics.buckets(model.baseline_model_id, start, end), bands)
-            if model.baseline_model_id else []
-        )
+        baseline_points = series_of(model.baseline_model_id)
+        holdout_points = series_of(model.holdout_model_id)
     except Problem:
         raise  # a source that speaks problem details (Prometheus: unreachable 503, query error 502) keeps them
     except MetricsSourceError as error:
         raise Problem(503, ProblemType.UNAVAILABLE, f"metrics source {backend.metrics.name}: {error}") from None
+    gaps = [compare(points, others, other_id, relation) for other_id, others, relation in (
+        (model.baseline_model_id, baseline_points, "baseline"), (model.holdout_model_id, holdout_points, "holdout"))
+        if other_id]
     return StabilitySeries(model_id=model_id, window=window, start=start, end=end, bucket=backend.config.bucket,
                            bands=bands, points=points, baseline_model_id=model.baseline_model_id,
-                           baseline_points=baseline_points)
+                           baseline_points=baseline_points, holdout_model_id=model.holdout_model_id,
+                           holdout_points=holdout_points if holdout else [], gaps=gaps)

@@ -8,10 +8,11 @@ ModelSummary's memory (about 0.5 KB against 5 KB).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from sys import intern
 
 from fleetdesk.domain.model_type import FunnelStage
-from fleetdesk.wire import Attention, Health, ModelSummary, Role, Tier
+from fleetdesk.wire import Attention, Health, IncidentGroup, ModelSummary, Role, Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +31,24 @@ class FleetRow:
     calibration: float | None
     normalized_entropy: float | None
     open_incident_id: int | None
+    group_label: str | None = None
+    """Its open incident is a shared-cause group on this surface ('Instagram · Feed')."""
+    group_started: datetime | None = None
 
     @classmethod
     def of(cls, model: ModelSummary) -> FleetRow:
+        group = model.incident_group
         return cls(
             id=model.id, type=intern(model.type), app=intern(model.app), surface=intern(model.surface),
             stage=model.stage, tier=model.tier, role=model.role, owner_team=intern(model.owner_team),
             health=model.health, attention=model.attention, budget_remaining=model.budget_remaining,
             calibration=model.calibration, normalized_entropy=model.normalized_entropy,
-            open_incident_id=model.open_incident_id,
+            open_incident_id=model.open_incident_id, **grouped(group),
         )
+
+
+def grouped(group: IncidentGroup | None) -> dict[str, object]:
+    """The row fields of a shared-cause group (none: not in one)."""
+    if group is None:
+        return {"group_label": None, "group_started": None}
+    return {"group_label": intern(group.label), "group_started": group.started_at}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 
 from rich.text import Text
 
@@ -10,6 +11,7 @@ from fleetdesk.console.host import host
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import Health, Tier
 
 
@@ -27,7 +29,8 @@ class FleetCounts(QuietStatic):
     def show_counts(self, models: list[FleetRow], shown: int) -> None:
         counts = Counter((m.tier, m.health) for m in models)
         open_incidents = len({m.open_incident_id for m in models if m.open_incident_id is not None})
-        key = (tuple(sorted(counts.items())), len(models), shown, open_incidents, self.app.theme)
+        groups = shared_groups(models)
+        key = (tuple(sorted(counts.items())), len(models), shown, open_incidents, groups, self.app.theme)
         if key == self._shown:
             return
         self._shown = key
@@ -52,4 +55,18 @@ class FleetCounts(QuietStatic):
                 line.append(f"{glyphs.health[health]}{count}", style=f"bold {colour}" if colour else "")
                 if health is not Health.STABLE:
                     line.append(" ")
+        for incident_id, label, started, count in groups:
+            line.append(f"\n#{incident_id} shared cause suspected: ", style=f"bold {colours.get('warning', '')}")
+            line.append(f"{sanitize(label)}, {count} models since {started:%m-%d %H:%M}")
         self.show_text(line)
+
+
+def shared_groups(models: list[FleetRow]) -> tuple[tuple[int, str, datetime, int], ...]:
+    """(incident, surface, since, models) of each open shared-cause incident, oldest first."""
+    found: dict[int, list] = {}
+    for model in models:
+        if model.open_incident_id is not None and model.group_label is not None and model.group_started is not None:
+            entry = found.setdefault(model.open_incident_id, [model.open_incident_id, model.group_label,
+                                                              model.group_started, 0])
+            entry[3] += 1
+    return tuple(tuple(entry) for entry in sorted(found.values(), key=lambda e: (e[2], e[0])))  # type: ignore[misc]

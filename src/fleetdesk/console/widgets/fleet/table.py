@@ -273,7 +273,12 @@ class FleetTable(ScrollView, can_focus=True):
         """Coalesce a burst of re-sorts (many events at once) into one rebuild."""
         if not self._rebuild_pending:
             self._rebuild_pending = True
-            self.call_later(self._rebuild)
+            self.call_later(self.settle)
+
+    def settle(self) -> None:
+        """Do a scheduled re-sort now (once): what is counted is then what is drawn."""
+        if self._rebuild_pending:
+            self._rebuild()
 
     def _rebuild(self) -> None:
         """Lay out columns for the width and put the rows in order, keeping the cursor on its model."""

@@ -14,30 +14,35 @@ from fleetdesk.console.palette import palette
 from fleetdesk.console.glyphs import Glyphs
 from fleetdesk.console.widgets.model.grid import Grid
 from fleetdesk.console.widgets.model.time_axis import TimeAxis
-from fleetdesk.wire import Health, HealthBands, StabilityPoint, StabilitySeries
+from fleetdesk.wire import Health, HealthBands, SignalGap, StabilityPoint, StabilitySeries
 
 AXIS_WIDTH = 6  # y labels like "1.05" or "0.850" plus a gap
 PLOT_LIMIT = 1e300
 """Values are held to ±this before scaling: padding and rounding the range of any finite values stays finite."""
+HOLDOUT_MARK = "o"
+"""The holdout's overlay without braille (its own mark, so it reads without colour)."""
 
 
 class Signal:
-    """One of the two stability signals: how to read it and where its healthy band is."""
+    """One of the two stability signals: how to read it, where its healthy band is, and its gap to another model."""
 
     def __init__(self, name: str, read: Callable[[StabilityPoint], float | None],
-                 band: Callable[[HealthBands], tuple[float | None, float]]) -> None:
+                 band: Callable[[HealthBands], tuple[float | None, float]],
+                 change: Callable[[SignalGap], float | None]) -> None:
         self.name = name
         self.read = read
         self.band = band
+        self.change = change
 
 
 CALIBRATION = Signal("calibration", lambda p: p.calibration,
-                     lambda b: (b.calibration_low, b.calibration_high))
-NE = Signal("NE", lambda p: p.normalized_entropy, lambda b: (None, b.ne_max))
+                     lambda b: (b.calibration_low, b.calibration_high), lambda g: g.calibration_change)
+NE = Signal("NE", lambda p: p.normalized_entropy, lambda b: (None, b.ne_max), lambda g: g.ne_change)
 
 
 class StabilityChart(Widget):
-    """Title and legend, the plot with its healthy band and the baseline overlaid, unstable buckets marked, a paged time axis."""
+    """Title, the gap to the baseline (and holdout) and a legend; the plot with its healthy band and the baseline
+    (and, when asked, the holdout) overlaid, unstable buckets marked; a paged time axis."""
 
     DEFAULT_CSS = """
     StabilityChart { height: 11; min-width: 30; }
@@ -48,6 +53,8 @@ class StabilityChart(Widget):
         self.signal = signal
         self.glyphs = glyphs
         self.series: StabilitySeries | None = None
+        self.holdout = False
+        """Overlay the holdout too (when the model has one)."""
         self.grid: Grid | None = None
         self._input: tuple | None = None
         self._y_range: tuple[float, float] | None = None
@@ -58,6 +65,12 @@ class StabilityChart(Widget):
         """Show ``series``; nothing is redrawn when it is the same data."""
         self.series = _carried_over(self.series, series)
         self._redraw()
+
+    def show_holdout(self, shown: bool) -> None:
+        """Overlay the holdout as well as the baseline (or not); redraws only the cells that change."""
+        if shown != self.holdout:
+            self.holdout = shown
+            self._redraw()
 
     def on_resize(self) -> None:
         self._redraw()
@@ -70,7 +83,7 @@ class StabilityChart(Widget):
         width, height = self.size.width, self.size.height
         if width <= 0 or height <= 0:
             return
-        key = (width, height, self.series)
+        key = (width, height, self.series, self.holdout)
         if key == self._input:
             return
         self._input = key
@@ -93,6 +106,7 @@ class StabilityChart(Widget):
         return {
             "model": Style(color=colours.get("primary"), bold=True),
             "baseline": Style(color=colours.get("secondary"), dim=True),
+            "holdout": Style(color=colours.get("accent"), dim=True),
             "band": Style(color=colours.get("success"), dim=True),
             "bad": Style(color=colours.get("error"), bold=True),
             "muted": Style(color=colours.get("foreground-muted")),
@@ -115,8 +129,10 @@ class StabilityChart(Widget):
         rows = plot_bottom - plot_top + 1
         points = [(p, self.signal.read(p)) for p in series.points]
         baseline = [(p, self.signal.read(p)) for p in series.baseline_points]
+        holdout = [(p, self.signal.read(p)) for p in series.holdout_points] if self._holdout_shown else []
         low, high = self.signal.band(series.bands)
-        values = [v for _, v in points + baseline if v is not None] + [high] + ([low] if low is not None else [])
+        values = [v for _, v in points + baseline + holdout if v is not None] + [high] + (
+            [low] if low is not None else [])
         values = [min(max(v, -PLOT_LIMIT), PLOT_LIMIT) for v in values]
         bottom, top = self._y_range = _steady_range(self._y_range, min(values), max(values))
         if low is None:
@@ -162,6 +178,7 @@ class StabilityChart(Widget):
                 previous = (x, y)
 
         plot(baseline, lambda p: styles["baseline"], self.glyphs.baseline_mark)
+        plot(holdout, lambda p: styles["holdout"], HOLDOUT_MARK)
         plot(points, lambda p: styles["bad"] if p.health is Health.UNSTABLE else styles["model"], "*")
         # unstable buckets marked under the plot, so they read without colour
         for point in series.points:
@@ -171,17 +188,39 @@ class StabilityChart(Widget):
         self._time_labels(grid, axis, plot_left, plot_width, height - 1, styles["muted"])
         return grid
 
+    @property
+    def _holdout_shown(self) -> bool:
+        return self.holdout and self.series is not None and self.series.holdout_model_id is not None
+
     def _legend(self, grid: Grid, styles: dict[str, Style], series: StabilitySeries) -> None:
-        x = 0
-        parts = [(self.signal.name, styles["title"]), (f" {series.window}  ", styles["muted"]),
-                 ("⣿ " if self.glyphs.braille else "* ", styles["model"]), ("model  ", None)]
+        """Title and window, the gap to each overlaid model as numbers, then the legend's keys as far as they fit
+        (whole keys only: at 80 columns the keys are what is left out, never the numbers)."""
+        heading = [(self.signal.name, styles["title"]), (f" {series.window}  ", styles["muted"])]
+        for gap in series.gaps:
+            if gap.relation == "holdout" and not self._holdout_shown:
+                continue
+            change = self.signal.change(gap)
+            words = "no data" if change is None else f"{change * 100:+.1f}%"
+            heading.append((f"{words} vs {gap.relation}  ", styles["title"]))
+        keys = [[("⣿ " if self.glyphs.braille else "* ", styles["model"]), ("model  ", None)]]
         if series.baseline_model_id:
-            parts += [(self.glyphs.baseline_mark * 2 + " ", styles["baseline"]), ("baseline  ", None)]
-        parts += [(self.glyphs.band * 2 + " ", styles["band"]), ("band  ", None),
-                  (self.glyphs.violation + " ", styles["bad"]), ("unstable", None)]
-        for text, style in parts:
+            keys.append([(self.glyphs.baseline_mark * 2 + " ", styles["baseline"]), ("baseline  ", None)])
+        if self._holdout_shown:
+            keys.append([("⣿ " if self.glyphs.braille else HOLDOUT_MARK * 2 + " ", styles["holdout"]),
+                         ("holdout  ", None)])
+        keys += [[(self.glyphs.band * 2 + " ", styles["band"]), ("band  ", None)],
+                 [(self.glyphs.violation + " ", styles["bad"]), ("unstable", None)]]
+        x = 0
+        for text, style in heading:
             grid.text(x, 0, text, style)
             x += len(text)
+        for key in keys:
+            width = sum(len(text.rstrip()) for text, _ in key) + 1
+            if x + width > grid.width:
+                break
+            for text, style in key:
+                grid.text(x, 0, text, style)
+                x += len(text)
 
     @staticmethod
     def _time_labels(grid: Grid, axis: TimeAxis, left: int, width: int, y: int, style: Style) -> None:
@@ -206,7 +245,8 @@ def _carried_over(shown: StabilitySeries | None, new: StabilitySeries) -> Stabil
         return [p for p in old if axis_start <= p.start < new.start] + fresh
 
     return new.model_copy(update={"points": merged(shown.points, new.points),
-                                  "baseline_points": merged(shown.baseline_points, new.baseline_points)})
+                                  "baseline_points": merged(shown.baseline_points, new.baseline_points),
+                                  "holdout_points": merged(shown.holdout_points, new.holdout_points)})
 
 
 def _steady_range(shown: tuple[float, float] | None, low: float, high: float) -> tuple[float, float]:
