@@ -5,9 +5,11 @@ setting must not vanish silently."""
 from __future__ import annotations
 
 import tomllib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
+from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.settings import locations
@@ -64,3 +66,21 @@ def settings_error(error: ValidationError, variables: str, table: str = "") -> S
     message = first["msg"].removeprefix("Value error, ")
     return SettingsError(sanitize(f"settings ({where}config file {locations.config_file()}, {variables} variables,"
                                   f" flags): {what}{message}{more}"))
+
+
+class FileSettings(BaseSettings):
+    """Settings read from flags (init), then the environment, then the part of the config file ``file_table``
+    returns, in that order of precedence."""
+
+    file_table: ClassVar[Callable[[], dict[str, Any]]]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=cls.file_table()))

@@ -6,16 +6,18 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
-from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from fleetdesk.settings.config_file import SettingsError, console_table, settings_error
+from fleetdesk.settings.config_file import FileSettings, SettingsError, console_table, settings_error
 
 DEFAULT_THEME = "fleetdesk-dark"
 DAY_SECONDS = 86_400.0
 
 
-class ConsoleSettings(BaseSettings):
+class ConsoleSettings(FileSettings):
     """Everything the console can be told before it starts; each field documents itself."""
+
+    file_table = staticmethod(console_table)
 
     model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="forbid", allow_inf_nan=False)
 
@@ -47,17 +49,6 @@ class ConsoleSettings(BaseSettings):
     """After you move the fleet table's cursor, a new page at the top leaves it where you put it for this
     long (the status line says where the page is); otherwise the cursor moves onto the new worst page."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Flags (init) beat the environment, which beats the file.
-        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=console_table()))
 
 
 def load_settings(**flags: Any) -> ConsoleSettings:

@@ -11,17 +11,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from fleetdesk.domain.bounds import MomentText
-from fleetdesk.settings.config_file import SERVER_TABLE, SettingsError, server_table, settings_error
+from fleetdesk.settings.config_file import SERVER_TABLE, FileSettings, SettingsError, server_table, settings_error
 
 HOUR_SECONDS = 3600.0
 WEBHOOK_SECRET_ENV = "FLEETDESK_WEBHOOK_SECRET"
 
 
-class ServerSettings(BaseSettings):
+class ServerSettings(FileSettings):
     """Everything ``fleetdesk serve`` can be told before it starts."""
+
+    file_table = staticmethod(server_table)
 
     model_config = SettingsConfigDict(env_prefix="FLEETDESK_SERVER_", extra="forbid", allow_inf_nan=False,
                                       populate_by_name=True, use_attribute_docstrings=True)
@@ -91,17 +93,6 @@ class ServerSettings(BaseSettings):
             raise ValueError(f"webhook_url needs a signing secret: webhook_secret_file PATH or ${WEBHOOK_SECRET_ENV}")
         return self
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Flags (init) beat the environment, which beats the file's [server] table.
-        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=server_table()))
 
 
 FLAGLESS = frozenset({"webhook_secret"})
