@@ -28,10 +28,15 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., EmbeddedServer]]:
     """Start more servers (other fleet, db file, paging target, now); each is stopped after the test."""
     started: list[EmbeddedServer] = []
 
-    def start(fleet: str = "small", db_path: Path | None = None, now: datetime | None = FIXED_NOW,
-              **options: Any) -> EmbeddedServer:
-        embedded = start_embedded(fleet, db_path or tmp_path / f"fleetdesk-{len(started)}.sqlite", now=now,
-                                  **options)
+    def start(
+        fleet: str = "small",
+        db_path: Path | None = None,
+        now: datetime | None = FIXED_NOW,
+        **options: Any,
+    ) -> EmbeddedServer:
+        embedded = start_embedded(
+            fleet, db_path or tmp_path / f"fleetdesk-{len(started)}.sqlite", now=now, **options
+        )
         started.append(embedded)
         return embedded
 

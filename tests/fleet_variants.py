@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from fleetdesk.domain.fleet import FleetFile, IncidentKind, MetricIncident
+from fleetdesk.domain.stability import binary_entropy
 from fleetdesk.fleets import load_fleet
 from fleetdesk.fleets.files import shift_history
-from fleetdesk.domain.stability import binary_entropy
 from fleetdesk.wire import IngestBucket
 
 FIXED_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -30,19 +30,42 @@ IG_FEED = (  # every funnel stage of Instagram Feed in the small fleet
 )
 
 
-def held(model_id: str, kind: IncidentKind, start: datetime, hours: int, magnitude: float) -> list[MetricIncident]:
+def held(
+    model_id: str, kind: IncidentKind, start: datetime, hours: int, magnitude: float
+) -> list[MetricIncident]:
     """A shift at full magnitude from ``start`` for ``hours`` buckets (a calibration drift is held one bucket
     at a time, so it does not ramp)."""
     if kind is not IncidentKind.CALIBRATION_DRIFT:
-        return [MetricIncident(model_id=model_id, kind=kind, start=start, end=start + hours * HOUR,
-                               magnitude=magnitude)]
-    return [MetricIncident(model_id=model_id, kind=kind, start=start + i * HOUR, end=start + (i + 1) * HOUR,
-                           magnitude=magnitude) for i in range(hours)]
+        return [
+            MetricIncident(
+                model_id=model_id,
+                kind=kind,
+                start=start,
+                end=start + hours * HOUR,
+                magnitude=magnitude,
+            )
+        ]
+    return [
+        MetricIncident(
+            model_id=model_id,
+            kind=kind,
+            start=start + i * HOUR,
+            end=start + (i + 1) * HOUR,
+            magnitude=magnitude,
+        )
+        for i in range(hours)
+    ]
 
 
-def small_variant(path: Path, *, incidents: Iterable[MetricIncident] = (), keep_incidents: bool = True,
-                  profiles: dict[str, dict[str, Any]] | None = None, now: datetime = FIXED_NOW,
-                  change: Callable[[dict[str, Any]], None] | None = None) -> Path:
+def small_variant(
+    path: Path,
+    *,
+    incidents: Iterable[MetricIncident] = (),
+    keep_incidents: bool = True,
+    profiles: dict[str, dict[str, Any]] | None = None,
+    now: datetime = FIXED_NOW,
+    change: Callable[[dict[str, Any]], None] | None = None,
+) -> Path:
     """Write the small fleet, its history ending at ``now``, with ``incidents`` added (and its own kept or
     not), some profiles changed and any other ``change`` made to the raw document; returns the path."""
     file = shift_history(load_fleet("small").file, now)
@@ -51,8 +74,13 @@ def small_variant(path: Path, *, incidents: Iterable[MetricIncident] = (), keep_
     updated = dict(history.profiles)
     for model_id, fields in (profiles or {}).items():
         updated[model_id] = updated[model_id].model_copy(update=fields)
-    file = file.model_copy(update={"history": history.model_copy(
-        update={"incidents": kept + list(incidents), "profiles": updated})})
+    file = file.model_copy(
+        update={
+            "history": history.model_copy(
+                update={"incidents": kept + list(incidents), "profiles": updated}
+            )
+        }
+    )
     raw = file.model_dump(mode="json")
     if change is not None:
         change(raw)
@@ -61,9 +89,21 @@ def small_variant(path: Path, *, incidents: Iterable[MetricIncident] = (), keep_
     return path
 
 
-def bucket(model_id: str, start: datetime, calibration: float = 1.0, ne: float = 0.8, weight: float = 100_000.0,
-           rate: float = 0.035) -> IngestBucket:
+def bucket(
+    model_id: str,
+    start: datetime,
+    calibration: float = 1.0,
+    ne: float = 0.8,
+    weight: float = 100_000.0,
+    rate: float = 0.035,
+) -> IngestBucket:
     """One closed bucket with exactly these signals (for ingest)."""
     labels = weight * rate
-    return IngestBucket(model_id=model_id, start=start, weight=weight, label_sum=labels,
-                        prediction_sum=labels * calibration, cross_entropy_sum=ne * binary_entropy(rate) * weight)
+    return IngestBucket(
+        model_id=model_id,
+        start=start,
+        weight=weight,
+        label_sum=labels,
+        prediction_sum=labels * calibration,
+        cross_entropy_sum=ne * binary_entropy(rate) * weight,
+    )

@@ -64,7 +64,9 @@ def _describe(error: Exception) -> str:
     if isinstance(error, OSError) and error.strerror:
         where = f"{error.filename}: " if error.filename else ""
         return sanitize(f"{where}{error.strerror}")
-    return sanitize(f"{error} ({type(error).__name__})" if str(error) else type(error).__name__, 300)
+    return sanitize(
+        f"{error} ({type(error).__name__})" if str(error) else type(error).__name__, 300
+    )
 
 
 if __name__ == "__main__":

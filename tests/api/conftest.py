@@ -16,7 +16,9 @@ from fleetdesk.server.embedded import EmbeddedServer, start_embedded
 EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"  # scale-up experiment, paging, open incident
 EXPERIMENT_TEAM = "ig-feed-ranking"
 EXPERIMENT_BASELINE = "ig_feed_late-stage_mtml.v41"
-QUIET_EXPERIMENT = "ig_reels_late-stage_dhen.x4-int8"  # healthy experiment, finalization, no incident
+QUIET_EXPERIMENT = (
+    "ig_reels_late-stage_dhen.x4-int8"  # healthy experiment, finalization, no incident
+)
 NO_BASELINE = "ig_tagging_late-stage_dlrm.v6"  # baseline: nothing to roll back to, no incident
 FOUNDATION = "fb_cross-surface_late-stage_transformer.fm-v4"  # paging foundation model
 DOWNSTREAM = "fb_feed_late-stage_dhen.v52"  # takes knowledge from FOUNDATION, joined its incident
@@ -34,7 +36,9 @@ SERVER_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """One server for a module of read-only tests: seeding takes most of a second per server."""
-    with start_embedded("small", tmp_path_factory.mktemp("shared") / "fleetdesk.sqlite", now=SERVER_NOW) as server:
+    with start_embedded(
+        "small", tmp_path_factory.mktemp("shared") / "fleetdesk.sqlite", now=SERVER_NOW
+    ) as server:
         yield server
 
 
@@ -43,12 +47,19 @@ async def connect(server: EmbeddedServer) -> AsyncIterator[Connect]:
     """``await connect("oncall:ig-feed-ranking")``: a client of the real server with that fixture token."""
     opened: list[FleetdeskClient] = []
 
-    async def make(who: str | None = "admin", *, token: str | None = None, url: str | None = None,
-                   **options: Any) -> FleetdeskClient:
+    async def make(
+        who: str | None = "admin",
+        *,
+        token: str | None = None,
+        url: str | None = None,
+        **options: Any,
+    ) -> FleetdeskClient:
         secret = token if token is not None else (server.tokens[who] if who is not None else None)
         options.setdefault("timeouts", TEST_TIMEOUTS)
         options.setdefault("retry", TEST_RETRY)
-        client = FleetdeskClient(url or server.url, SecretStr(secret) if secret is not None else None, **options)
+        client = FleetdeskClient(
+            url or server.url, SecretStr(secret) if secret is not None else None, **options
+        )
         await client.__aenter__()
         opened.append(client)
         return client

@@ -19,11 +19,15 @@ def test_each_intent_gets_its_own_key_and_keeps_it() -> None:
 
 
 def test_preview_is_a_dry_run_with_a_different_key() -> None:
-    intent = ActionIntent.of(ActionKind.END_EXPERIMENT, "m", expected_serving_model_id="m", reason="r")
+    intent = ActionIntent.of(
+        ActionKind.END_EXPERIMENT, "m", expected_serving_model_id="m", reason="r"
+    )
     preview = intent.as_dry_run()
     assert preview.dry_run and not intent.dry_run
     assert preview.idempotency_key != intent.idempotency_key
-    assert preview.request.model_dump(exclude={"dry_run"}) == intent.request.model_dump(exclude={"dry_run"})
+    assert preview.request.model_dump(exclude={"dry_run"}) == intent.request.model_dump(
+        exclude={"dry_run"}
+    )
     assert preview.describe() == "end-experiment of m (dry run)"
 
 
@@ -36,13 +40,17 @@ def test_preview_is_a_dry_run_with_a_different_key() -> None:
         (ActionKind.NOTE, {"text": ""}, "needs text"),
     ],
 )
-def test_incomplete_intents_are_refused_before_sending(kind: ActionKind, request_fields: dict, complaint: str) -> None:
+def test_incomplete_intents_are_refused_before_sending(
+    kind: ActionKind, request_fields: dict, complaint: str
+) -> None:
     with pytest.raises(ValidationError, match=complaint):
         ActionIntent(kind=kind, model_id="m", request=ActionRequest(**request_fields))
 
 
 def test_builders_fill_the_request() -> None:
-    escalate = ActionIntent.of(ActionKind.ESCALATE, "m", reason="upstream broke", target=EscalationTarget.UPSTREAM)
+    escalate = ActionIntent.of(
+        ActionKind.ESCALATE, "m", reason="upstream broke", target=EscalationTarget.UPSTREAM
+    )
     assert escalate.request.target is EscalationTarget.UPSTREAM
     note = ActionIntent.of(ActionKind.NOTE, "m", text="looking at it")
     assert note.kind is ActionKind.NOTE and note.request.text == "looking at it"
@@ -51,4 +59,6 @@ def test_builders_fill_the_request() -> None:
 
 def test_key_must_be_printable_ascii() -> None:
     with pytest.raises(ValidationError):
-        ActionIntent(kind=ActionKind.ACK, model_id="m", request=ActionRequest(), idempotency_key="has space")
+        ActionIntent(
+            kind=ActionKind.ACK, model_id="m", request=ActionRequest(), idempotency_key="has space"
+        )

@@ -22,10 +22,15 @@ def server(shared_server: EmbeddedServer) -> EmbeddedServer:
 
 
 PREVIEWS = {
-    ActionKind.ROLLBACK: ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
-    ActionKind.END_EXPERIMENT: ActionIntent.of(ActionKind.END_EXPERIMENT, EXPERIMENT, expected_serving_model_id=EXPERIMENT,
-                                                           reason="r"),
-    ActionKind.HALT_LAUNCH: ActionIntent.of(ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"),
+    ActionKind.ROLLBACK: ActionIntent.of(
+        ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
+    ),
+    ActionKind.END_EXPERIMENT: ActionIntent.of(
+        ActionKind.END_EXPERIMENT, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
+    ),
+    ActionKind.HALT_LAUNCH: ActionIntent.of(
+        ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
+    ),
     ActionKind.ESCALATE: ActionIntent.of(ActionKind.ESCALATE, EXPERIMENT, reason="r"),
     ActionKind.ACK: ActionIntent.of(ActionKind.ACK, EXPERIMENT),
     ActionKind.NOTE: ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="n"),
@@ -35,7 +40,9 @@ OWN = f"act:{EXPERIMENT_TEAM}"
 MATRIX: dict[str, dict[ActionKind, str | None]] = {
     "viewer": {kind: ("escalate" if kind is ActionKind.ESCALATE else OWN) for kind in ActionKind},
     f"oncall:{EXPERIMENT_TEAM}": {kind: None for kind in ActionKind},
-    f"oncall:{OTHER_TEAM}": {kind: (None if kind is ActionKind.ESCALATE else OWN) for kind in ActionKind},
+    f"oncall:{OTHER_TEAM}": {
+        kind: (None if kind is ActionKind.ESCALATE else OWN) for kind in ActionKind
+    },
     "admin": {kind: None for kind in ActionKind},
 }
 
@@ -64,8 +71,14 @@ async def test_refused_real_actions_change_nothing(connect: Connect) -> None:
 
 
 async def test_everyone_reads_but_only_admin_ingests_or_moves_the_clock(connect: Connect) -> None:
-    bucket = IngestBucket(model_id=EXPERIMENT, start=SERVER_NOW - timedelta(days=30), weight=1, label_sum=0.5,
-                          prediction_sum=0.5, cross_entropy_sum=0.7)
+    bucket = IngestBucket(
+        model_id=EXPERIMENT,
+        start=SERVER_NOW - timedelta(days=30),
+        weight=1,
+        label_sum=0.5,
+        prediction_sum=0.5,
+        cross_entropy_sum=0.7,
+    )
     for who in ("viewer", "oncall", f"oncall:{EXPERIMENT_TEAM}"):
         client = await connect(who)
         assert (await client.fleet_summary()).total_models > 0
@@ -89,7 +102,9 @@ async def assert_refused(client_factory: Connect, token: str | None, says: str) 
             assert token not in text
 
 
-async def test_missing_invalid_revoked_and_expired_tokens_are_401(connect: Connect, server: EmbeddedServer) -> None:
+async def test_missing_invalid_revoked_and_expired_tokens_are_401(
+    connect: Connect, server: EmbeddedServer
+) -> None:
     await assert_refused(connect, None, "missing bearer token")
     await assert_refused(connect, "fdk_not-a-real-token", "unknown token")
 
@@ -98,13 +113,15 @@ async def test_missing_invalid_revoked_and_expired_tokens_are_401(connect: Conne
     revoke_tokens(server.backend.store, token=revoked)
     await assert_refused(connect, revoked, "revoked")
 
-    expired = create_token(server.backend.store, "old", AccessRole.ADMIN, [], expires_in=timedelta(seconds=-1))
+    expired = create_token(
+        server.backend.store, "old", AccessRole.ADMIN, [], expires_in=timedelta(seconds=-1)
+    )
     await assert_refused(connect, expired, "expired")
 
 
-
-async def test_the_token_never_reaches_logs_reprs_or_errors(connect: Connect, server: EmbeddedServer,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
+async def test_the_token_never_reaches_logs_reprs_or_errors(
+    connect: Connect, server: EmbeddedServer, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     secret = server.tokens["viewer"]
     client = await connect("viewer")

@@ -28,9 +28,9 @@ from fleetdesk.client import (
     Unauthorized,
     Unavailable,
 )
+from fleetdesk.wire import ActionKind
 
 from .rawserver import Handler, RawRequest, RawServer, answer, response
-from fleetdesk.wire import ActionKind
 
 SECRET = "fd_TOPSECRET_4242_token"
 TOKEN = SecretStr(SECRET)
@@ -39,12 +39,19 @@ QUICK_RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
 
 
 def client_for(url: str, **kwargs: object) -> FleetdeskClient:
-    return FleetdeskClient(url, TOKEN, timeouts=kwargs.pop("timeouts", FAST),  # type: ignore[arg-type]
-                           retry=kwargs.pop("retry", QUICK_RETRY), **kwargs)  # type: ignore[arg-type]
+    return FleetdeskClient(
+        url,
+        TOKEN,
+        timeouts=kwargs.pop("timeouts", FAST),  # type: ignore[arg-type]
+        retry=kwargs.pop("retry", QUICK_RETRY),
+        **kwargs,
+    )  # type: ignore[arg-type]
 
 
 def rollback() -> ActionIntent:
-    return ActionIntent.of(ActionKind.ROLLBACK, "ig_feed_x", expected_serving_model_id="ig_feed_x", reason="test")
+    return ActionIntent.of(
+        ActionKind.ROLLBACK, "ig_feed_x", expected_serving_model_id="ig_feed_x", reason="test"
+    )
 
 
 def assert_no_token(error: BaseException) -> None:
@@ -95,7 +102,10 @@ async def test_not_our_json_is_bad_response(content_type: str, body: str, says: 
 
 
 async def test_html_error_page_is_bad_response_and_plain_500_is_server_error() -> None:
-    async with RawServer(answer(404, "text/html", "<h1>Not Found</h1>")) as raw, client_for(raw.url) as client:
+    async with (
+        RawServer(answer(404, "text/html", "<h1>Not Found</h1>")) as raw,
+        client_for(raw.url) as client,
+    ):
         with pytest.raises(BadResponse, match="fleetdesk server"):
             await client.model("anything")
     async with RawServer(answer(500, "text/plain", "oops")) as raw, client_for(raw.url) as client:
@@ -143,7 +153,9 @@ async def test_silence_hits_the_deadline() -> None:
         assert time.monotonic() - started < 2.0
 
 
-async def test_token_echoed_by_a_server_never_reaches_errors_or_logs(caplog: pytest.LogCaptureFixture) -> None:
+async def test_token_echoed_by_a_server_never_reaches_errors_or_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def echo(request: RawRequest, writer: asyncio.StreamWriter) -> None:
         said = request.headers.get("authorization", "")
         body = (
@@ -187,7 +199,9 @@ async def test_retry_after_is_honoured_and_bounded_by_the_deadline() -> None:
         with pytest.raises(ServerError):
             await client.fleet_summary()
     assert len(raw.requests) == QUICK_RETRY.attempts
-    assert time.monotonic() - started >= 2.0  # two waits of a second, not the 0.05 s backoff ceiling
+    assert (
+        time.monotonic() - started >= 2.0
+    )  # two waits of a second, not the 0.05 s backoff ceiling
 
     async with RawServer(busy_for(5)) as raw, client_for(raw.url) as client:
         started = time.monotonic()
@@ -200,7 +214,10 @@ async def test_retry_after_is_honoured_and_bounded_by_the_deadline() -> None:
 
 async def test_gateway_timeout_on_an_action_is_not_confirmed() -> None:
     intent = rollback()
-    async with RawServer(answer(504, "text/html", "<h1>Gateway Timeout</h1>")) as raw, client_for(raw.url) as client:
+    async with (
+        RawServer(answer(504, "text/html", "<h1>Gateway Timeout</h1>")) as raw,
+        client_for(raw.url) as client,
+    ):
         with pytest.raises(NotConfirmed, match="HTTP 504"):
             await client.perform(intent)
         with pytest.raises(ServerError):

@@ -13,5 +13,7 @@ def test_importing_the_client_leaves_out_httpx_command_line_tool():
         "print(sorted(name for name in ('click', 'pygments', 'httpx._main') if sys.modules.get(name)))\n"
         "print(callable(httpx.main))"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.split("\n")[:2] == ["[]", "True"]

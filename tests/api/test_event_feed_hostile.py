@@ -22,12 +22,19 @@ from fleetdesk.wire import ClockEventData, EventType, ServerEvent
 from .rawserver import RawRequest, RawServer
 
 AT = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
-FAST_STREAM = EventStreamPolicy(reconnect_base=0.01, reconnect_max=0.05, poll_after_failures=3, poll_interval=0.05)
+FAST_STREAM = EventStreamPolicy(
+    reconnect_base=0.01, reconnect_max=0.05, poll_after_failures=3, poll_interval=0.05
+)
 
 
 def clock_event(event_id: int) -> str:
-    event = ServerEvent(id=event_id, type=EventType.CLOCK, at=AT, model_id=None,
-                        data=ClockEventData(now=AT).model_dump(mode="json"))
+    event = ServerEvent(
+        id=event_id,
+        type=EventType.CLOCK,
+        at=AT,
+        model_id=None,
+        data=ClockEventData(now=AT).model_dump(mode="json"),
+    )
     return event.model_dump_json()
 
 
@@ -37,7 +44,15 @@ FIRST = (
     "id: 2\nevent: clock\ndata: {not json\n\n"
     'id: 3\ndata: {"id": 3, "type": "no.such.type", "at": "2026-12-03T08:00:00Z", "model_id": null, "data": {}}\n\n'
     "id: 4\nevent: action\ndata: "
-    + json.dumps({"id": 4, "type": "action", "at": "2026-12-03T08:00:00Z", "model_id": None, "data": {"x": 1}})
+    + json.dumps(
+        {
+            "id": 4,
+            "type": "action",
+            "at": "2026-12-03T08:00:00Z",
+            "model_id": None,
+            "data": {"x": 1},
+        }
+    )
     + "\n\n"
     f"id: 5\nevent: clock\ndata: {clock_event(5)}\n\n"
 )
@@ -51,7 +66,9 @@ async def test_malformed_events_are_counted_and_resume_skips_repeats() -> None:
     async def stream(request: RawRequest, writer: asyncio.StreamWriter) -> None:
         connections.append(request)
         body = FIRST if len(connections) == 1 else SECOND
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        )
         writer.write(body.encode())
         await writer.drain()
         if len(connections) == 1:
@@ -59,9 +76,12 @@ async def test_malformed_events_are_counted_and_resume_skips_repeats() -> None:
         else:
             await asyncio.Event().wait()
 
-    async with RawServer(stream) as raw, FleetdeskClient(
-        raw.url, SecretStr("t"), timeouts=ClientTimeouts(deadline=2), stream=FAST_STREAM
-    ) as client:
+    async with (
+        RawServer(stream) as raw,
+        FleetdeskClient(
+            raw.url, SecretStr("t"), timeouts=ClientTimeouts(deadline=2), stream=FAST_STREAM
+        ) as client,
+    ):
         feed = client.events()
         seen: list[EventUpdate | ConnectionUpdate] = []
         async with asyncio.timeout(5):
@@ -87,8 +107,9 @@ async def test_repeated_refused_connections_fall_back_to_polling_and_say_why() -
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     timeouts = ClientTimeouts(connect=0.5, deadline=0.5)
-    async with FleetdeskClient(f"http://127.0.0.1:{port}", SecretStr("t"), timeouts=timeouts,
-                               stream=FAST_STREAM) as client:
+    async with FleetdeskClient(
+        f"http://127.0.0.1:{port}", SecretStr("t"), timeouts=timeouts, stream=FAST_STREAM
+    ) as client:
         feed = client.events()
         states: list[ConnectionUpdate] = []
         async with asyncio.timeout(10):
@@ -98,6 +119,7 @@ async def test_repeated_refused_connections_fall_back_to_polling_and_say_why() -
                 if "polling failed" in update.detail:
                     break
         await feed.aclose()
-    assert [u.state for u in states] == [ConnectionState.RECONNECTING] * (FAST_STREAM.poll_after_failures - 1) + [
-        ConnectionState.POLLING, ConnectionState.POLLING]
+    assert [u.state for u in states] == [ConnectionState.RECONNECTING] * (
+        FAST_STREAM.poll_after_failures - 1
+    ) + [ConnectionState.POLLING, ConnectionState.POLLING]
     assert "cannot reach the server" in states[-1].detail

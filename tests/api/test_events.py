@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from fleetdesk.client import (
+    ActionIntent,
     ConnectionState,
     ConnectionUpdate,
     EventFeed,
@@ -16,12 +17,10 @@ from fleetdesk.client import (
     Unauthorized,
     Update,
 )
-from fleetdesk.wire import ActionEventData, EventType, IncidentEventData
+from fleetdesk.wire import ActionEventData, ActionKind, EventType, IncidentEventData
 
 from .conftest import EXPERIMENT, Connect
 from .transports import BlockStream, CutStream
-from fleetdesk.client import ActionIntent
-from fleetdesk.wire import ActionKind
 
 QUICK = EventStreamPolicy(reconnect_base=0.01, reconnect_max=0.05, poll_interval=0.05)
 WAIT = 10
@@ -57,7 +56,9 @@ async def test_live_stream_delivers_an_action_as_typed_events(connect: Connect) 
     try:
         first = await next_update(feed, ConnectionUpdate)
         assert isinstance(first, ConnectionUpdate) and first.state is ConnectionState.LIVE
-        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="from the stream test"))
+        result = await actor.perform(
+            ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="from the stream test")
+        )
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
@@ -74,7 +75,10 @@ async def test_live_stream_delivers_an_action_as_typed_events(connect: Connect) 
 async def test_resume_with_last_event_id_gets_exactly_what_was_missed(connect: Connect) -> None:
     client = await connect("admin", stream=QUICK)
     start = await newest_id(client)
-    missed = [await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text=f"while away {n}")) for n in range(3)]
+    missed = [
+        await client.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text=f"while away {n}"))
+        for n in range(3)
+    ]
     expected = [e.id for e in (await client.event_log(after=start)).items]
     assert len(expected) >= 3
 
@@ -84,11 +88,17 @@ async def test_resume_with_last_event_id_gets_exactly_what_was_missed(connect: C
     finally:
         await feed.aclose()
     assert [u.event.id for u in seen if isinstance(u, EventUpdate)] == expected
-    audits = [u.data.audit.id for u in seen if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)]
+    audits = [
+        u.data.audit.id
+        for u in seen
+        if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)
+    ]
     assert audits == [r.audit_id for r in missed]
 
 
-async def test_a_dropped_stream_resumes_after_the_last_event_without_gaps_or_repeats(connect: Connect) -> None:
+async def test_a_dropped_stream_resumes_after_the_last_event_without_gaps_or_repeats(
+    connect: Connect,
+) -> None:
     network = CutStream(events=2)
     client = await connect("admin", stream=QUICK, transport=network)
     start = await newest_id(client)
@@ -118,13 +128,17 @@ async def test_without_a_stream_the_feed_polls_the_event_log(connect: Connect) -
         status = await next_update(feed, ConnectionUpdate)
         assert isinstance(status, ConnectionUpdate) and status.state is ConnectionState.POLLING
         assert "no event stream" in status.detail
-        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="seen by polling"))
+        result = await actor.perform(
+            ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="seen by polling")
+        )
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
     events = [u for u in seen if isinstance(u, EventUpdate)]
     assert events and all(u.via == "poll" for u in events)
-    assert isinstance(events[-1].data, ActionEventData) and events[-1].data.audit.id == result.audit_id
+    assert (
+        isinstance(events[-1].data, ActionEventData) and events[-1].data.audit.id == result.audit_id
+    )
     assert proxy.blocked == 1  # a 404 means no stream here: straight to polling, no hammering
 
 
@@ -146,7 +160,9 @@ async def test_polling_feed_returns_to_the_stream_once_it_is_back(connect: Conne
         proxy.blocking = False
         back = await next_update(feed, ConnectionUpdate)
         assert isinstance(back, ConnectionUpdate) and back.state is ConnectionState.LIVE
-        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="seen live again"))
+        result = await actor.perform(
+            ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="seen live again")
+        )
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
@@ -163,10 +179,15 @@ async def test_a_stream_dropped_before_any_event_resumes_where_it_started(connec
         assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.LIVE  # type: ignore[union-attr]
         assert (await next_update(feed, ConnectionUpdate)).state is ConnectionState.RECONNECTING  # type: ignore[union-attr]
         # While the feed is away, something happens: it must not be lost on reconnect.
-        result = await actor.perform(ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="while reconnecting"))
+        result = await actor.perform(
+            ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="while reconnecting")
+        )
         seen = await collect_until(feed, result.event_id or 0)
     finally:
         await feed.aclose()
     assert network.stream_requests[1].headers["last-event-id"] == str(start)
-    assert result.audit_id in [u.data.audit.id for u in seen
-                               if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)]
+    assert result.audit_id in [
+        u.data.audit.id
+        for u in seen
+        if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)
+    ]

@@ -19,20 +19,22 @@ from fleetdesk.client import (
 )
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.paging import PagingError, PagingTarget
-from fleetdesk.wire import ActionRequest, IngestBucket, Page, ProblemType
+from fleetdesk.wire import ActionKind, ActionRequest, IngestBucket, Page, ProblemType
 
 from .conftest import EXPERIMENT, NO_BASELINE, Connect
 from .transports import LoseResponses, Recording
-from fleetdesk.wire import ActionKind
 
 ONE_TRY = RetryPolicy(attempts=1)
 
 
-async def test_missing_key_is_400_and_changes_nothing(server: EmbeddedServer, connect: Connect) -> None:
+async def test_missing_key_is_400_and_changes_nothing(
+    server: EmbeddedServer, connect: Connect
+) -> None:
     # The client always sends a key, so this request is built by hand.
     async with httpx.AsyncClient(base_url=server.url) as raw:
         response = await raw.post(
-            f"/v1/models/{EXPERIMENT}/actions/note", json={"text": "no key"},
+            f"/v1/models/{EXPERIMENT}/actions/note",
+            json={"text": "no key"},
             headers={"Authorization": f"Bearer {server.admin_token}"},
         )
     assert response.status_code == 400
@@ -43,14 +45,18 @@ async def test_missing_key_is_400_and_changes_nothing(server: EmbeddedServer, co
 async def test_replay_returns_the_stored_result_and_changes_once(connect: Connect) -> None:
     wire = Recording()
     client = await connect("oncall", transport=wire)
-    intent = ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="replay me")
+    intent = ActionIntent.of(
+        ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="replay me"
+    )
     first = await client.perform(intent)
     # Sent again (the console's retry), the same intent does not meet the moved state: it gets the stored answer.
     second = await client.perform(intent)
     assert second == first
     posts = [e for e in wire.exchanges if e.method == "POST"]
     assert [(e.key, e.status, e.replayed) for e in posts] == [
-        (intent.idempotency_key, 200, False), (intent.idempotency_key, 200, True)]
+        (intent.idempotency_key, 200, False),
+        (intent.idempotency_key, 200, True),
+    ]
     assert (await client.audit(model_id=EXPERIMENT)).total == 1
 
 
@@ -58,8 +64,12 @@ async def test_same_key_with_a_different_body_is_refused(connect: Connect) -> No
     client = await connect("oncall")
     first = ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="first words")
     await client.perform(first)
-    altered = ActionIntent(kind=first.kind, model_id=first.model_id, request=ActionRequest(text="other words"),
-                           idempotency_key=first.idempotency_key)
+    altered = ActionIntent(
+        kind=first.kind,
+        model_id=first.model_id,
+        request=ActionRequest(text="other words"),
+        idempotency_key=first.idempotency_key,
+    )
     with pytest.raises(IdempotencyConflict) as caught:
         await client.perform(altered)
     assert caught.value.status == 422 and not caught.value.in_progress
@@ -68,11 +78,20 @@ async def test_same_key_with_a_different_body_is_refused(connect: Connect) -> No
     assert [r.detail["text"] for r in audit.items] == ["first words"]
 
 
-async def test_lost_response_is_retried_with_the_same_key_and_the_action_happens_once(connect: Connect) -> None:
+async def test_lost_response_is_retried_with_the_same_key_and_the_action_happens_once(
+    connect: Connect,
+) -> None:
     network = LoseResponses(1)
     client = await connect("oncall", transport=network)
-    intent = ActionIntent.of(ActionKind.END_EXPERIMENT, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="lost answer")
-    result = await client.perform(intent)  # first answer lost, as after a client timeout; retried inside
+    intent = ActionIntent.of(
+        ActionKind.END_EXPERIMENT,
+        EXPERIMENT,
+        expected_serving_model_id=EXPERIMENT,
+        reason="lost answer",
+    )
+    result = await client.perform(
+        intent
+    )  # first answer lost, as after a client timeout; retried inside
 
     assert [r.headers["idempotency-key"] for r in network.lost] == [intent.idempotency_key]
     posts = [r for r in network.delivered if r.method == "POST"]
@@ -82,10 +101,20 @@ async def test_lost_response_is_retried_with_the_same_key_and_the_action_happens
     assert audit.items[0].idempotency_key == intent.idempotency_key
 
 
-async def test_not_confirmed_then_performing_the_same_intent_again_is_safe(connect: Connect) -> None:
-    intent = ActionIntent.of(ActionKind.ROLLBACK, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="flaky network")
-    flaky = await connect("oncall", transport=LoseResponses(10), retry=RetryPolicy(attempts=2, base_delay=0.01,
-                                                                                   max_delay=0.01))
+async def test_not_confirmed_then_performing_the_same_intent_again_is_safe(
+    connect: Connect,
+) -> None:
+    intent = ActionIntent.of(
+        ActionKind.ROLLBACK,
+        EXPERIMENT,
+        expected_serving_model_id=EXPERIMENT,
+        reason="flaky network",
+    )
+    flaky = await connect(
+        "oncall",
+        transport=LoseResponses(10),
+        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.01),
+    )
     with pytest.raises(NotConfirmed) as caught:
         await flaky.perform(intent)
     assert "check the audit log before retrying" in caught.value.message
@@ -127,14 +156,21 @@ async def test_in_progress_key_is_409_and_a_retrying_client_gets_the_result_once
         running = asyncio.create_task(first.perform(intent))
         await asyncio.wait_for(asyncio.to_thread(paging.entered.wait, 10), 15)
 
-        impatient = await connect("oncall", url=server.url, token=server.oncall_token, retry=ONE_TRY)
+        impatient = await connect(
+            "oncall", url=server.url, token=server.oncall_token, retry=ONE_TRY
+        )
         with pytest.raises(IdempotencyConflict) as caught:
             await impatient.perform(intent)
         assert caught.value.status == 409 and caught.value.in_progress
 
         wire = Recording()
-        patient = await connect("oncall", url=server.url, token=server.oncall_token, transport=wire,
-                                retry=RetryPolicy(attempts=50, base_delay=0.02, max_delay=0.1))
+        patient = await connect(
+            "oncall",
+            url=server.url,
+            token=server.oncall_token,
+            transport=wire,
+            retry=RetryPolicy(attempts=50, base_delay=0.02, max_delay=0.1),
+        )
         waiting = asyncio.create_task(patient.perform(intent))
         await asyncio.wait_for(wire.wait_for(lambda e: e.status == 409), 10)
         paging.gate.set()
@@ -153,8 +189,14 @@ async def test_ingest_replay_and_per_bucket_idempotency(connect: Connect) -> Non
     admin = await connect("admin")
     now = (await admin.info()).now
     await admin.set_clock(now + timedelta(hours=1))
-    bucket = IngestBucket(model_id=NO_BASELINE, start=now, weight=1000, label_sum=50, prediction_sum=51,
-                          cross_entropy_sum=190.0)
+    bucket = IngestBucket(
+        model_id=NO_BASELINE,
+        start=now,
+        weight=1000,
+        label_sum=50,
+        prediction_sum=51,
+        cross_entropy_sum=190.0,
+    )
     stored = await admin.ingest([bucket], idempotency_key="ingest-batch-1")
     assert (stored.accepted, stored.unchanged) == (1, 0)
     assert await admin.ingest([bucket], idempotency_key="ingest-batch-1") == stored  # replay

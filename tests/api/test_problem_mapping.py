@@ -56,8 +56,12 @@ def test_every_problem_type_is_covered() -> None:
 
 
 @pytest.mark.parametrize(("kind", "status", "error_type"), CASES)
-def test_problem_type_maps_to_its_error(kind: ProblemType, status: int, error_type: type[FleetdeskError]) -> None:
-    body = json.dumps({"type": kind.value, "title": "T", "status": status, "detail": "said \u202eevil\x07"})
+def test_problem_type_maps_to_its_error(
+    kind: ProblemType, status: int, error_type: type[FleetdeskError]
+) -> None:
+    body = json.dumps(
+        {"type": kind.value, "title": "T", "status": status, "detail": "said \u202eevil\x07"}
+    )
     error = error_from_problem("rollback of m", status, body)
     assert type(error) is error_type
     assert error.status == status and error.problem is not None and error.problem.type == kind.value
@@ -65,8 +69,15 @@ def test_problem_type_maps_to_its_error(kind: ProblemType, status: int, error_ty
 
 
 def test_validation_errors_are_listed() -> None:
-    body = json.dumps({"type": ProblemType.VALIDATION.value, "title": "Invalid", "status": 422, "detail": "bad",
-                       "errors": [{"loc": ["body", "reason"], "message": "needs a reason"}]})
+    body = json.dumps(
+        {
+            "type": ProblemType.VALIDATION.value,
+            "title": "Invalid",
+            "status": 422,
+            "detail": "bad",
+            "errors": [{"loc": ["body", "reason"], "message": "needs a reason"}],
+        }
+    )
     assert "body.reason: needs a reason" in error_from_problem("x", 422, body).message
 
 

@@ -32,18 +32,27 @@ def server(shared_server: EmbeddedServer) -> EmbeddedServer:
 
 async def test_info_and_identity(admin: FleetdeskClient, connect: Connect) -> None:
     info = await admin.info()
-    assert (info.fleet, info.models, info.clock_frozen, info.api) == ("small", SMALL_FLEET_SIZE, True, "/v1")
+    assert (info.fleet, info.models, info.clock_frozen, info.api) == (
+        "small",
+        SMALL_FLEET_SIZE,
+        True,
+        "/v1",
+    )
     assert info.bucket == timedelta(hours=1)
     me = await (await connect(f"oncall:{EXPERIMENT_TEAM}")).me()
     assert (me.role, me.teams, me.demo) == (AccessRole.ONCALL, [EXPERIMENT_TEAM], False)
     assert (await (await connect("viewer")).me()).role is AccessRole.VIEWER
 
 
-async def test_fleet_summary_counts_every_model_and_lists_the_worst_first(admin: FleetdeskClient) -> None:
+async def test_fleet_summary_counts_every_model_and_lists_the_worst_first(
+    admin: FleetdeskClient,
+) -> None:
     summary = await admin.fleet_summary(limit=5)
     assert summary.total_models == SMALL_FLEET_SIZE
     assert sum(sum(by_tier.values()) for by_tier in summary.counts.values()) == SMALL_FLEET_SIZE
-    assert set(summary.counts) == set(Health) and all(set(t) == set(Tier) for t in summary.counts.values())
+    assert set(summary.counts) == set(Health) and all(
+        set(t) == set(Tier) for t in summary.counts.values()
+    )
     assert sum(summary.attention.values()) == SMALL_FLEET_SIZE
     assert summary.open_incidents == 2
     ranks = [(m.attention.rank, m.tier.rank) for m in summary.worst]
@@ -63,7 +72,9 @@ async def test_list_models_filters_sorts_and_pages(admin: FleetdeskClient) -> No
     assert (second.offset, second.limit, second.total) == (5, 5, SMALL_FLEET_SIZE)
 
     experiments = await admin.list_models(ModelFilters(role=Role.EXPERIMENT, app="ig"))
-    assert experiments.items and all(m.role is Role.EXPERIMENT and m.app == "ig" for m in experiments.items)
+    assert experiments.items and all(
+        m.role is Role.EXPERIMENT and m.app == "ig" for m in experiments.items
+    )
     critical = await admin.list_models(ModelFilters(tier=(Tier.TIER0, Tier.TIER1)))
     assert critical.items and {m.tier for m in critical.items} <= {Tier.TIER0, Tier.TIER1}
     assert {m.tier for m in critical.items} == {Tier.TIER0, Tier.TIER1}
@@ -76,10 +87,16 @@ async def test_list_models_filters_sorts_and_pages(admin: FleetdeskClient) -> No
     assert worst.items[0].attention is Attention.PAGE
 
 
-async def test_model_detail_decodes_the_type_and_carries_registry_context(admin: FleetdeskClient) -> None:
+async def test_model_detail_decodes_the_type_and_carries_registry_context(
+    admin: FleetdeskClient,
+) -> None:
     detail = await admin.model(EXPERIMENT)
     assert detail.model.id == EXPERIMENT and detail.model.baseline_model_id == EXPERIMENT_BASELINE
-    assert (detail.decoded.app, detail.decoded.surface, detail.decoded.architecture) == ("ig", "feed", "mtml")
+    assert (detail.decoded.app, detail.decoded.surface, detail.decoded.architecture) == (
+        "ig",
+        "feed",
+        "mtml",
+    )
     assert detail.decoded.description
     assert detail.live.serving_model_id == EXPERIMENT
     assert detail.attention is Attention.PAGE and detail.open_incident_id is not None

@@ -12,7 +12,7 @@ STREAM = (
     "retry: 1500\n"
     "id: 1\n"
     "event: bucket\n"
-    "data: {\"a\": 1}\n"
+    'data: {"a": 1}\n'
     "\n"
     "data:first\r\n"
     "data: second\r\n"
@@ -89,7 +89,9 @@ def test_oversized_line_is_dropped_and_counted_then_decoding_resumes() -> None:
     assert decoder.feed("data: " + "x" * 100) == []
     assert decoder.feed("x" * 100 + "\n\n") == []
     assert decoder.dropped == 1
-    assert decoder.feed("data: ok\n\n") == [SseMessage(event="message", data="ok", last_event_id="")]
+    assert decoder.feed("data: ok\n\n") == [
+        SseMessage(event="message", data="ok", last_event_id="")
+    ]
 
 
 def test_oversized_event_is_dropped_whole() -> None:

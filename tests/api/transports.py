@@ -15,7 +15,9 @@ import httpx
 class LoseResponses(httpx.AsyncBaseTransport):
     """Delivers requests but loses the first ``count`` matching responses, as a client timeout would."""
 
-    def __init__(self, count: int, match: Callable[[httpx.Request], bool] = lambda r: r.method == "POST") -> None:
+    def __init__(
+        self, count: int, match: Callable[[httpx.Request], bool] = lambda r: r.method == "POST"
+    ) -> None:
         self._inner = httpx.AsyncHTTPTransport()
         self._remaining = count
         self._match = match
@@ -48,7 +50,9 @@ class BlockStream(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self.blocking and request.url.path == "/v1/events":
             self.blocked += 1
-            return httpx.Response(404, headers={"content-type": "text/html"}, text="<h1>404</h1>", request=request)
+            return httpx.Response(
+                404, headers={"content-type": "text/html"}, text="<h1>404</h1>", request=request
+            )
         return await self._inner.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -137,8 +141,12 @@ class CutStream(httpx.AsyncBaseTransport):
         self.stream_requests.append(request)
         if len(self.stream_requests) > 1:
             return response
-        return httpx.Response(response.status_code, headers=response.headers,
-                              stream=_CutAfterEvents(response.stream, self._events), request=request)  # type: ignore[arg-type]
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_CutAfterEvents(response.stream, self._events),
+            request=request,
+        )  # type: ignore[arg-type]
 
     async def aclose(self) -> None:
         await self._inner.aclose()

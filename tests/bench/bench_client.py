@@ -35,15 +35,16 @@ from pydantic import SecretStr
 from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.store import Store
-from fleetdesk.wire import AccessRole
-from fleetdesk.wire import ActionKind
+from fleetdesk.wire import AccessRole, ActionKind
 
 CLIENTS = 50
 ACTIONS_PER_CLIENT = 10
 ROUNDS = 2
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 TIMEOUTS = ClientTimeouts(connect=10, read=60, write=60, pool=60, deadline=120)
-OVERHEAD_RATIO_BUDGET = 1.5  # client p50 vs bare httpx p50 for the same actions at the same concurrency
+OVERHEAD_RATIO_BUDGET = (
+    1.5  # client p50 vs bare httpx p50 for the same actions at the same concurrency
+)
 
 Send = Callable[[int, int], Awaitable[object]]
 
@@ -74,16 +75,19 @@ async def load(senders: list[Send]) -> tuple[list[float], float]:
 
 
 async def through_client(url: str, token: str, models: list[str]) -> tuple[list[float], float]:
-    clients = [FleetdeskClient(url, SecretStr(token), timeouts=TIMEOUTS)
-               for _ in range(CLIENTS)]
+    clients = [FleetdeskClient(url, SecretStr(token), timeouts=TIMEOUTS) for _ in range(CLIENTS)]
     for client in clients:
         await client.__aenter__()
         await client.me()  # connected before the clock starts, like a console that is already open
     try:
+
         def sender(client: FleetdeskClient) -> Send:
             async def send(index: int, round_: int) -> object:
                 model_id = models[(index + round_) % len(models)]
-                return await client.perform(ActionIntent.of(ActionKind.NOTE, model_id, text=f"client {index}/{round_}"))
+                return await client.perform(
+                    ActionIntent.of(ActionKind.NOTE, model_id, text=f"client {index}/{round_}")
+                )
+
             return send
 
         return await load([sender(client) for client in clients])
@@ -98,13 +102,17 @@ async def through_httpx(url: str, token: str, models: list[str]) -> tuple[list[f
     for client in clients:
         (await client.get("/v1/me")).raise_for_status()
     try:
+
         def sender(client: httpx.AsyncClient) -> Send:
             async def send(index: int, round_: int) -> object:
                 model_id = models[(index + round_) % len(models)]
-                response = await client.post(f"/v1/models/{model_id}/actions/note",
-                                             json={"text": f"httpx {index}/{round_}"},
-                                             headers={"Idempotency-Key": uuid.uuid4().hex})
+                response = await client.post(
+                    f"/v1/models/{model_id}/actions/note",
+                    json={"text": f"httpx {index}/{round_}"},
+                    headers={"Idempotency-Key": uuid.uuid4().hex},
+                )
                 return response.raise_for_status()
+
             return send
 
         return await load([sender(client) for client in clients])
@@ -121,9 +129,24 @@ def test_client_overhead_at_50_clients(tmp_path: Path, figures: Any) -> None:
     token = create_token(store, "bench", AccessRole.ADMIN, [])
     store.close()
     process = subprocess.Popen(
-        [sys.executable, "-m", "fleetdesk.cli", "serve", "--fleet", "small", "--db", str(db), "--port", "0",
-         "--now", NOW.isoformat()],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "fleetdesk.cli",
+            "serve",
+            "--fleet",
+            "small",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--now",
+            NOW.isoformat(),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
@@ -132,7 +155,9 @@ def test_client_overhead_at_50_clients(tmp_path: Path, figures: Any) -> None:
 
         async def measure() -> None:
             async with FleetdeskClient(url, SecretStr(token), timeouts=TIMEOUTS) as admin:
-                models = [m.id for m in (await admin.list_models(page=PageRequest(limit=1000))).items]
+                models = [
+                    m.id for m in (await admin.list_models(page=PageRequest(limit=1000))).items
+                ]
                 client_runs: list[tuple[list[float], float]] = []
                 httpx_runs: list[tuple[list[float], float]] = []
                 for _ in range(ROUNDS):  # interleaved, so both see the same machine load
@@ -144,15 +169,29 @@ def test_client_overhead_at_50_clients(tmp_path: Path, figures: Any) -> None:
             httpx_ms = [v * 1000 for run, _ in httpx_runs for v in run]
             assert audited == len(client_ms) + len(httpx_ms)  # every acknowledged action, once
             load = f"50 clients closed loop, {ACTIONS_PER_CLIENT} notes × {ROUNDS} rounds"
-            figures.record(f"client action p50 ({load})", statistics.median(client_ms), "ms",
-                           budget=OVERHEAD_RATIO_BUDGET, budget_on_ratio=True,
-                           reference=statistics.median(httpx_ms), reference_name="bare httpx p50")
-            figures.record(f"client action p99 ({load})", percentile(client_ms, 0.99), "ms",
-                           reference=percentile(httpx_ms, 0.99), reference_name="bare httpx p99")
-            figures.record(f"client throughput ({load})",
-                           len(client_ms) / sum(wall for _, wall in client_runs), "actions/s",
-                           reference=len(httpx_ms) / sum(wall for _, wall in httpx_runs),
-                           reference_name="bare httpx")
+            figures.record(
+                f"client action p50 ({load})",
+                statistics.median(client_ms),
+                "ms",
+                budget=OVERHEAD_RATIO_BUDGET,
+                budget_on_ratio=True,
+                reference=statistics.median(httpx_ms),
+                reference_name="bare httpx p50",
+            )
+            figures.record(
+                f"client action p99 ({load})",
+                percentile(client_ms, 0.99),
+                "ms",
+                reference=percentile(httpx_ms, 0.99),
+                reference_name="bare httpx p99",
+            )
+            figures.record(
+                f"client throughput ({load})",
+                len(client_ms) / sum(wall for _, wall in client_runs),
+                "actions/s",
+                reference=len(httpx_ms) / sum(wall for _, wall in httpx_runs),
+                reference_name="bare httpx",
+            )
 
         asyncio.run(measure())
     finally:

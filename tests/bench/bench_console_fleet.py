@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import SCALES, at_scale
 from pydantic import SecretStr
 from terminal import BARE_APP, Terminal, terminal_env
 
+from conftest import SCALES, at_scale
 from fleetdesk.client import FleetdeskClient, PageRequest
 from fleetdesk.console.fleet_filter import matches, split
 from fleetdesk.console.widgets.fleet.row import FleetRow
@@ -81,7 +81,9 @@ def screen_marker(server: EmbeddedServer) -> bytes:
         async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
             page = await client.list_models(page=PageRequest(offset=SCREEN_ROW, limit=1))
         model = page.items[0]
-        return model.id[len(model.type):] if model.id.startswith(model.type + ".") else model.id[-20:]
+        return (
+            model.id[len(model.type) :] if model.id.startswith(model.type + ".") else model.id[-20:]
+        )
 
     return asyncio.run(fetch()).encode()
 
@@ -128,7 +130,9 @@ def large_fleet() -> Iterator[EmbeddedServer]:
 
 
 @pytest.fixture(scope="session")
-def generated_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[int], EmbeddedServer]]:
+def generated_fleet(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[[int], EmbeddedServer]]:
     """A server on a generated fleet of the given size, seeded once per session."""
     servers: dict[int, EmbeddedServer] = {}
 
@@ -136,7 +140,10 @@ def generated_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callab
         if size not in servers:
             folder = tmp_path_factory.mktemp(f"fleet{size}")
             fleet = folder / "fleet.json"
-            fleet.write_text(generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(), encoding="utf-8")
+            fleet.write_text(
+                generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(),
+                encoding="utf-8",
+            )
             servers[size] = start_embedded(str(fleet), folder / "fleetdesk.sqlite", now=NOW)
         return servers[size]
 
@@ -156,13 +163,32 @@ def test_start_to_first_fleet_paint_on_the_large_fleet(figures, large_fleet):
             console.append(terminal.wait_for(marker, timeout=60))
         finally:
             terminal.close()
-    bare_ms, libraries_ms, console_ms = (statistics.median(times) * 1000 for times in (bare, libraries, console))
-    figures.record("console start to first fleet paint, large fleet (1,200 models)", console_ms, "ms",
-                   budget=1.5, budget_on_ratio=True, reference=libraries_ms, reference_name="bare app + libraries")
-    figures.record("  the same, against the bare app (no libraries)", console_ms, "ms",
-                   reference=bare_ms, reference_name="bare app")
-    figures.record("  bare app that imports the console's libraries first (no fleetdesk code)", libraries_ms, "ms",
-                   reference=bare_ms, reference_name="bare app")
+    bare_ms, libraries_ms, console_ms = (
+        statistics.median(times) * 1000 for times in (bare, libraries, console)
+    )
+    figures.record(
+        "console start to first fleet paint, large fleet (1,200 models)",
+        console_ms,
+        "ms",
+        budget=1.5,
+        budget_on_ratio=True,
+        reference=libraries_ms,
+        reference_name="bare app + libraries",
+    )
+    figures.record(
+        "  the same, against the bare app (no libraries)",
+        console_ms,
+        "ms",
+        reference=bare_ms,
+        reference_name="bare app",
+    )
+    figures.record(
+        "  bare app that imports the console's libraries first (no fleetdesk code)",
+        libraries_ms,
+        "ms",
+        reference=bare_ms,
+        reference_name="bare app",
+    )
 
 
 EMBEDDED_MARKER = b"TIER"
@@ -197,15 +223,38 @@ def test_embedded_start_cold_and_warm(figures, tmp_path):
         for fleet in ("large", "small"):
             warm[fleet].append(embedded_first_paint(fleet, cache)[1])
     large_ms, small_ms = (statistics.median(warm[fleet]) * 1000 for fleet in ("large", "small"))
-    figures.record("embedded console: first words on the terminal (what it is doing, how far)",
-                   max(words) * 1000, "ms", budget=500)
-    figures.record("embedded console first fleet paint, large fleet, cold (store seeded)", cold["large"] * 1000,
-                   "ms", reference=small_ms, reference_name="warm small")
-    figures.record("embedded console first fleet paint, large fleet, warm (cached store)", large_ms, "ms",
-                   budget=1.5, budget_on_ratio=True, reference=small_ms, reference_name="warm small")
-    figures.record("embedded console first fleet paint, small fleet, cold (store seeded)", cold["small"] * 1000,
-                   "ms", reference=small_ms, reference_name="warm small")
-    figures.record("embedded console first fleet paint, small fleet, warm (cached store)", small_ms, "ms")
+    figures.record(
+        "embedded console: first words on the terminal (what it is doing, how far)",
+        max(words) * 1000,
+        "ms",
+        budget=500,
+    )
+    figures.record(
+        "embedded console first fleet paint, large fleet, cold (store seeded)",
+        cold["large"] * 1000,
+        "ms",
+        reference=small_ms,
+        reference_name="warm small",
+    )
+    figures.record(
+        "embedded console first fleet paint, large fleet, warm (cached store)",
+        large_ms,
+        "ms",
+        budget=1.5,
+        budget_on_ratio=True,
+        reference=small_ms,
+        reference_name="warm small",
+    )
+    figures.record(
+        "embedded console first fleet paint, small fleet, cold (store seeded)",
+        cold["small"] * 1000,
+        "ms",
+        reference=small_ms,
+        reference_name="warm small",
+    )
+    figures.record(
+        "embedded console first fleet paint, small fleet, warm (cached store)", small_ms, "ms"
+    )
 
 
 @pytest.mark.parametrize("size", SCALES)
@@ -222,16 +271,37 @@ def test_fleet_view_at_scale(figures, generated_fleet, size):
         rss = terminal.rss_mb()
         terminal.send("/")
         terminal.read(0.5)
-        delays = [delay for key, marker in steps if (delay := keystroke_to_repaint(terminal, key, marker))]
+        delays = [
+            delay for key, marker in steps if (delay := keystroke_to_repaint(terminal, key, marker))
+        ]
     finally:
         terminal.close()
     bare_ms = bare.start_seconds * 1000
-    figures.record(f"console start to first fleet paint, {size:,} models", first_paint * 1000, "ms",
-                   reference=bare_ms, reference_name="bare app")
-    figures.record(f"console start to whole fleet loaded, {size:,} models", loaded * 1000, "ms",
-                   reference=bare_ms, reference_name="bare app")
-    figures.record(f"filter keystroke to repaint, median, {size:,} models", statistics.median(delays) * 1000, "ms",
-                   budget=at_scale(size, 50))
-    figures.record(f"console RSS with the fleet shown, {size:,} models", rss, "MB",
-                   budget=at_scale(size, 1.5 * bare.rss_mb + 30), reference=bare.rss_mb,
-                   reference_name="bare app")
+    figures.record(
+        f"console start to first fleet paint, {size:,} models",
+        first_paint * 1000,
+        "ms",
+        reference=bare_ms,
+        reference_name="bare app",
+    )
+    figures.record(
+        f"console start to whole fleet loaded, {size:,} models",
+        loaded * 1000,
+        "ms",
+        reference=bare_ms,
+        reference_name="bare app",
+    )
+    figures.record(
+        f"filter keystroke to repaint, median, {size:,} models",
+        statistics.median(delays) * 1000,
+        "ms",
+        budget=at_scale(size, 50),
+    )
+    figures.record(
+        f"console RSS with the fleet shown, {size:,} models",
+        rss,
+        "MB",
+        budget=at_scale(size, 1.5 * bare.rss_mb + 30),
+        reference=bare.rss_mb,
+        reference_name="bare app",
+    )

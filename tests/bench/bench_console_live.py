@@ -25,8 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import SecretStr
-
 from terminal import Terminal, terminal_env
+
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.drills.backend import DrillBackend
 from fleetdesk.drills.replay import ReplayPlan, drill_fleet, plan_replay, write_fleet
@@ -93,7 +93,9 @@ def watch(console: Terminal, feed: Feed, seconds: float) -> tuple[float, int, fl
 def open_model(console: Terminal, words: str, times: int = 1) -> float:
     """Filter the fleet to one model and open it ``times`` times (Esc between); the median seconds from
     Enter to its complete paint."""
-    console.send("/\x15" + words)  # in one write, as over a slow link; ctrl+u clears an earlier filter
+    console.send(
+        "/\x15" + words
+    )  # in one write, as over a slow link; ctrl+u clears an earlier filter
     console.read(1.0)
     console.send("\r")  # back to the table: the model is the only row
     console.read(1.0)
@@ -116,18 +118,24 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
     backend = DrillBackend.start(write_fleet(fleet, tmp_path / "fleet.json"), plan.start)
     env = terminal_env(backend.oncall_token.get_secret_value())
     try:
-        console = Terminal([sys.executable, "-m", "fleetdesk.cli", "console", "--server", backend.url], env)
+        console = Terminal(
+            [sys.executable, "-m", "fleetdesk.cli", "console", "--server", backend.url], env
+        )
         try:
             console.wait_for(b"x2-long-history", timeout=120)
             console.read(1.0)
             first_paint = len(console.output)
-            cursor = statistics.median(paint_seconds(console, key) for key in ("\x1b[B", "\x1b[A") * 3)
+            cursor = statistics.median(
+                paint_seconds(console, key) for key in ("\x1b[B", "\x1b[A") * 3
+            )
             feed = Feed(backend.url, backend.admin_token, plan)
             opened = open_model(console, HEALTHY, times=OPENS)
             window_28d = paint_seconds(console, "5")
             console.send("\x1b")
             console.read(1.0)
-            opened_28d = open_model(console, HEALTHY, times=OPENS)  # the window stays for the next model opened
+            opened_28d = open_model(
+                console, HEALTHY, times=OPENS
+            )  # the window stays for the next model opened
             console.send("3")  # back to 24 hours: the window an engineer watches
             console.read(2.0)
             steady, closed, elapsed = watch(console, feed, STEADY_SECONDS)
@@ -140,17 +148,47 @@ def test_model_view_over_a_slow_link(figures, tmp_path: Path) -> None:  # type: 
     finally:
         backend.stop()
 
-    assert min(closed, paging_closed) >= STEADY_SECONDS - 3, f"the feed closed only {closed}, {paging_closed} buckets"
-    figures.record(f"terminal bytes/s, model view, 1 bucket/s for {elapsed:.0f} s, 120x40", steady / 1024, "KB/s",
-                   budget=1.0)
-    figures.record(f"  same, on a model paging and flapping every bucket ({paging_elapsed:.0f} s)", paging / 1024,
-                   "KB/s")
-    figures.record(f"first complete fleet paint ({len(fleet.registry.models)} models), 120x40", first_paint / 1024,
-                   "KB", budget=60.0)
-    figures.record(f"open a model view (Enter to complete paint, median of {OPENS})", opened * 1000, "ms",
-                   budget=150.0,
-                   reference=cursor * 1000, reference_name="cursor key")
-    figures.record("switch its charts to 28 days of hourly buckets", window_28d * 1000, "ms", budget=150.0,
-                   reference=cursor * 1000, reference_name="cursor key")
-    figures.record(f"open a model view with its charts at 28 days of hourly buckets (median of {OPENS})",
-                   opened_28d * 1000, "ms", budget=150.0, reference=cursor * 1000, reference_name="cursor key")
+    assert min(closed, paging_closed) >= STEADY_SECONDS - 3, (
+        f"the feed closed only {closed}, {paging_closed} buckets"
+    )
+    figures.record(
+        f"terminal bytes/s, model view, 1 bucket/s for {elapsed:.0f} s, 120x40",
+        steady / 1024,
+        "KB/s",
+        budget=1.0,
+    )
+    figures.record(
+        f"  same, on a model paging and flapping every bucket ({paging_elapsed:.0f} s)",
+        paging / 1024,
+        "KB/s",
+    )
+    figures.record(
+        f"first complete fleet paint ({len(fleet.registry.models)} models), 120x40",
+        first_paint / 1024,
+        "KB",
+        budget=60.0,
+    )
+    figures.record(
+        f"open a model view (Enter to complete paint, median of {OPENS})",
+        opened * 1000,
+        "ms",
+        budget=150.0,
+        reference=cursor * 1000,
+        reference_name="cursor key",
+    )
+    figures.record(
+        "switch its charts to 28 days of hourly buckets",
+        window_28d * 1000,
+        "ms",
+        budget=150.0,
+        reference=cursor * 1000,
+        reference_name="cursor key",
+    )
+    figures.record(
+        f"open a model view with its charts at 28 days of hourly buckets (median of {OPENS})",
+        opened_28d * 1000,
+        "ms",
+        budget=150.0,
+        reference=cursor * 1000,
+        reference_name="cursor key",
+    )

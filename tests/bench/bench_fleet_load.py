@@ -17,8 +17,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from fleetdesk.settings import locations
 from fleetdesk.fleets import load_fleet
+from fleetdesk.settings import locations
 
 ROUNDS = 3
 LOAD_RATIO_BUDGET = 40.0  # load + full validation vs json.loads of the same file
@@ -61,10 +61,23 @@ def test_large_fleet_load_and_materialise(figures) -> None:  # type: ignore[no-u
 
     models = len(fleet.registry)
     assert models >= 1000 and buckets >= models * 28 * 24
-    figures.record(f"load + validate the large fleet ({models:,} models)", best["load"] * 1e3, "ms",
-                   budget=LOAD_RATIO_BUDGET, reference=best["json.loads"] * 1e3, reference_name="json.loads",
-                   budget_on_ratio=True)
-    figures.record(f"materialise its {buckets:,} hourly buckets", best["rows"] * 1e3, "ms", budget=ROWS_RATIO_BUDGET,
-                   reference=best["trivial rows"] * 1e3, reference_name="trivial rows", budget_on_ratio=True)
+    figures.record(
+        f"load + validate the large fleet ({models:,} models)",
+        best["load"] * 1e3,
+        "ms",
+        budget=LOAD_RATIO_BUDGET,
+        reference=best["json.loads"] * 1e3,
+        reference_name="json.loads",
+        budget_on_ratio=True,
+    )
+    figures.record(
+        f"materialise its {buckets:,} hourly buckets",
+        best["rows"] * 1e3,
+        "ms",
+        budget=ROWS_RATIO_BUDGET,
+        reference=best["trivial rows"] * 1e3,
+        reference_name="trivial rows",
+        budget_on_ratio=True,
+    )
     figures.record("  as validated buckets, one model", validated_s * 1e3, "ms")
     assert validated > 0

@@ -40,15 +40,14 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SCALES, at_scale
 
+from conftest import SCALES, at_scale
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.embedded import start_embedded
 from fleetdesk.server.store import Store
 from fleetdesk.wire import AccessRole
-
 
 Figures = Any  # tests/bench/conftest.py's figures fixture
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -86,7 +85,10 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Seede
     class Sizes(dict[int, Seeded]):
         def __missing__(self, size: int) -> Seeded:
             fleet = folder / f"fleet{size}.json"
-            fleet.write_text(generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(), encoding="utf-8")
+            fleet.write_text(
+                generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(),
+                encoding="utf-8",
+            )
             db = folder / f"fleet{size}.sqlite"
             began = time.perf_counter()
             backend = Backend.open(db, str(fleet), Clock(NOW))
@@ -112,8 +114,9 @@ def _copy(seeded: Seeded, tmp_path: Path) -> Path:
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("size", SCALES)
-def test_fleet_summary_and_slo_refresh(size: int, seeded: dict[int, Seeded], tmp_path: Path,
-                                       figures: Figures) -> None:
+def test_fleet_summary_and_slo_refresh(
+    size: int, seeded: dict[int, Seeded], tmp_path: Path, figures: Figures
+) -> None:
     fleet = seeded[size]
     figures.record(f"seed {size:,} models ({fleet.buckets:,} buckets)", fleet.seconds, "s")
     server = start_embedded(str(fleet.fleet), _copy(fleet, tmp_path), now=NOW)
@@ -132,8 +135,11 @@ def test_fleet_summary_and_slo_refresh(size: int, seeded: dict[int, Seeded], tmp
 
         summary: list[float] = []
         health: list[float] = []
-        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.viewer_token}"},
-                          timeout=30) as client:
+        with httpx.Client(
+            base_url=server.url,
+            headers={"Authorization": f"Bearer {server.viewer_token}"},
+            timeout=30,
+        ) as client:
             assert client.get("/v1/fleet/summary").json()["total_models"] == size  # and warm
             for _ in range(SUMMARY_ROUNDS):
                 for path, sink in (("/healthz", health), ("/v1/fleet/summary", summary)):
@@ -141,11 +147,21 @@ def test_fleet_summary_and_slo_refresh(size: int, seeded: dict[int, Seeded], tmp
                     client.get(path).raise_for_status()
                     sink.append((time.perf_counter() - began) * 1000)
         healthz = statistics.median(health)
-        figures.record(f"fleet summary p50, {size:,} models", statistics.median(summary), "ms",
-                       budget=at_scale(size, SUMMARY_P50_BUDGET_MS), reference=healthz,
-                       reference_name="/healthz p50")
-        figures.record(f"fleet summary p99, {size:,} models", _percentile(summary, 0.99), "ms",
-                       reference=healthz, reference_name="/healthz p50")
+        figures.record(
+            f"fleet summary p50, {size:,} models",
+            statistics.median(summary),
+            "ms",
+            budget=at_scale(size, SUMMARY_P50_BUDGET_MS),
+            reference=healthz,
+            reference_name="/healthz p50",
+        )
+        figures.record(
+            f"fleet summary p99, {size:,} models",
+            _percentile(summary, 0.99),
+            "ms",
+            reference=healthz,
+            reference_name="/healthz p50",
+        )
     finally:
         server.stop()
 
@@ -167,7 +183,9 @@ async def _open_loop(url: str, token: str, path: str, body: dict | None) -> list
             if body is None:
                 response = await client.get(path)
             else:
-                response = await client.post(path, json=body, headers={"Idempotency-Key": uuid.uuid4().hex})
+                response = await client.post(
+                    path, json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
+                )
             latencies.append((time.perf_counter() - due) * 1000)
             assert response.status_code == 200, response.text
             due += rng.uniform(0.5, 1.5)
@@ -192,8 +210,11 @@ async def _closed_loop(url: str, token: str, path: str, note: bool) -> tuple[lis
         for round_ in range(CLOSED_LOOP_ACTIONS):
             began = time.perf_counter()
             if note:
-                response = await client.post(path, json={"text": f"closed {index}/{round_}"},
-                                              headers={"Idempotency-Key": uuid.uuid4().hex})
+                response = await client.post(
+                    path,
+                    json={"text": f"closed {index}/{round_}"},
+                    headers={"Idempotency-Key": uuid.uuid4().hex},
+                )
             else:
                 response = await client.get(path)
             latencies.append((time.perf_counter() - began) * 1000)
@@ -210,15 +231,31 @@ async def _closed_loop(url: str, token: str, path: str, note: bool) -> tuple[lis
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("size", SCALES)
-def test_action_p99_at_50_clients(size: int, seeded: dict[int, Seeded], tmp_path: Path, figures: Figures) -> None:
+def test_action_p99_at_50_clients(
+    size: int, seeded: dict[int, Seeded], tmp_path: Path, figures: Figures
+) -> None:
     db = _copy(seeded[size], tmp_path)
     store = Store(db)
     token = create_token(store, "bench", AccessRole.ADMIN, [])
     model = store.connection().execute("SELECT id FROM models ORDER BY key LIMIT 1").fetchone()[0]
     store.close()
     process = subprocess.Popen(
-        [sys.executable, "-m", "fleetdesk.cli", "serve", "--db", str(db), "--port", "0", "--now", NOW.isoformat()],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "fleetdesk.cli",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--now",
+            NOW.isoformat(),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
@@ -230,21 +267,41 @@ def test_action_p99_at_50_clients(size: int, seeded: dict[int, Seeded], tmp_path
         notes = asyncio.run(_open_loop(url, token, path, {"text": "open-loop note"}))
         closed_healthz, healthz_wall = asyncio.run(_closed_loop(url, token, "/healthz", False))
         closed, wall = asyncio.run(_closed_loop(url, token, path, True))
-        audited = httpx.get(f"{url}/v1/audit", headers={"Authorization": f"Bearer {token}"}).json()["total"]
+        audited = httpx.get(f"{url}/v1/audit", headers={"Authorization": f"Bearer {token}"}).json()[
+            "total"
+        ]
         assert audited == len(notes) + len(closed)  # every acknowledged action durable, once
 
         reference = _percentile(healthz, 0.99)
-        figures.record(f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models",
-                       _percentile(notes, 0.99), "ms", budget=at_scale(size, ACTION_P99_BUDGET_MS),
-                       reference=reference, reference_name="/healthz p99")
-        figures.record(f"action p50, 50 clients open loop, {size:,} models", statistics.median(notes), "ms",
-                       reference=statistics.median(healthz), reference_name="/healthz p50")
-        figures.record(f"action throughput, 50 clients closed loop (saturation), {size:,} models",
-                       len(closed) / wall, "actions/s",
-                       reference=len(closed_healthz) / healthz_wall, reference_name="/healthz")
-        figures.record(f"action p99, 50 clients closed loop (saturation), {size:,} models",
-                       _percentile(closed, 0.99), "ms",
-                       reference=_percentile(closed_healthz, 0.99), reference_name="/healthz p99")
+        figures.record(
+            f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models",
+            _percentile(notes, 0.99),
+            "ms",
+            budget=at_scale(size, ACTION_P99_BUDGET_MS),
+            reference=reference,
+            reference_name="/healthz p99",
+        )
+        figures.record(
+            f"action p50, 50 clients open loop, {size:,} models",
+            statistics.median(notes),
+            "ms",
+            reference=statistics.median(healthz),
+            reference_name="/healthz p50",
+        )
+        figures.record(
+            f"action throughput, 50 clients closed loop (saturation), {size:,} models",
+            len(closed) / wall,
+            "actions/s",
+            reference=len(closed_healthz) / healthz_wall,
+            reference_name="/healthz",
+        )
+        figures.record(
+            f"action p99, 50 clients closed loop (saturation), {size:,} models",
+            _percentile(closed, 0.99),
+            "ms",
+            reference=_percentile(closed_healthz, 0.99),
+            reference_name="/healthz p99",
+        )
     finally:
         process.terminate()
         process.wait(10)

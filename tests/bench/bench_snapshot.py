@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import SecretStr
 
 from fleetdesk.client import FleetdeskClient
-from fleetdesk.server.embedded import start_embedded
 from fleetdesk.console.snapshot.app import render_svg
+from fleetdesk.server.embedded import start_embedded
 from fleetdesk.snapshot.export import capture, seal, write_bundle
 from fleetdesk.snapshot.redact import Redactor
 from fleetdesk.snapshot.reopen import parse_snapshot
@@ -52,18 +52,35 @@ def test_large_fleet_export_and_reopen(figures, tmp_path: Path) -> None:  # type
         capture_s, snapshot = timed(lambda: asyncio.run(fetch()))
         seal_s, sealed = timed(lambda: seal(snapshot, redactor))
         render_s, (svg, _) = timed(lambda: render_svg(sealed))
-        write_s, bundle = timed(lambda: write_bundle(sealed.model_copy(update={"screen_svg": svg}), redactor,
-                                                     tmp_path / "out"))
+        write_s, bundle = timed(
+            lambda: write_bundle(
+                sealed.model_copy(update={"screen_svg": svg}), redactor, tmp_path / "out"
+            )
+        )
     data = bundle.json.read_bytes()
     best: dict[str, float] = {}
     for _ in range(ROUNDS):  # interleaved: the reference next to the subject
-        for name, action in (("json.loads", lambda: json.loads(data)), ("reopen", lambda: parse_snapshot(data))):
+        for name, action in (
+            ("json.loads", lambda: json.loads(data)),
+            ("reopen", lambda: parse_snapshot(data)),
+        ):
             seconds, _ = timed(action)
             best[name] = min(best.get(name, float("inf")), seconds)
     export_s = capture_s + seal_s + render_s + write_s
     assert svg is not None and len(snapshot.models) >= 1000
-    figures.record(f"snapshot export, large fleet ({len(snapshot.models):,} models, 5 windows, SVG)", export_s * 1e3,
-                   "ms", budget=EXPORT_BUDGET_MS)
+    figures.record(
+        f"snapshot export, large fleet ({len(snapshot.models):,} models, 5 windows, SVG)",
+        export_s * 1e3,
+        "ms",
+        budget=EXPORT_BUDGET_MS,
+    )
     figures.record("  of which the headless screenshot", render_s * 1e3, "ms")
-    figures.record("snapshot reopen (parse + validate)", best["reopen"] * 1e3, "ms", budget=REOPEN_RATIO_BUDGET,
-                   reference=best["json.loads"] * 1e3, reference_name="json.loads", budget_on_ratio=True)
+    figures.record(
+        "snapshot reopen (parse + validate)",
+        best["reopen"] * 1e3,
+        "ms",
+        budget=REOPEN_RATIO_BUDGET,
+        reference=best["json.loads"] * 1e3,
+        reference_name="json.loads",
+        budget_on_ratio=True,
+    )

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 FACTOR = float(os.environ.get("FLEETDESK_BENCH_FACTOR", "1"))
-SCALES = [int(size) for size in os.environ.get("FLEETDESK_BENCH_SCALES", "1000,10000").split(",") if size]
+SCALES = [
+    int(size) for size in os.environ.get("FLEETDESK_BENCH_SCALES", "1000,10000").split(",") if size
+]
 BUDGETED_UP_TO = 10_000
 """The issue's budgets are for fleets of up to 10,000 models; larger (opt-in) sizes are recorded only."""
 
@@ -52,14 +54,22 @@ class Figure:
 
     @property
     def over(self) -> bool:
-        return self.budget is not None and self.checked is not None and self.checked > self.budget * FACTOR
+        return (
+            self.budget is not None
+            and self.checked is not None
+            and self.checked > self.budget * FACTOR
+        )
 
     def cells(self) -> list[str]:
         unit = "x" if self.budget_on_ratio else f" {self.unit}"
         budget = "" if self.budget is None else f"≤ {_num(self.budget * FACTOR)}{unit}"
         if self.budget is not None and FACTOR != 1:
             budget += f" ({FACTOR:g}× {_num(self.budget)})"
-        reference = "" if self.reference is None else f"{self.reference_name} {_num(self.reference)} {self.unit}"
+        reference = (
+            ""
+            if self.reference is None
+            else f"{self.reference_name} {_num(self.reference)} {self.unit}"
+        )
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}x"
         verdict = "OVER" if self.over else ("ok" if self.budget is not None else "")
         return [self.name, f"{_num(self.value)} {self.unit}", budget, reference, ratio, verdict]
@@ -77,8 +87,17 @@ class Figures:
     def __init__(self) -> None:
         self.rows: list[Figure] = []
 
-    def record(self, name: str, value: float, unit: str, *, budget: float | None = None,
-               reference: float | None = None, reference_name: str = "", budget_on_ratio: bool = False) -> None:
+    def record(
+        self,
+        name: str,
+        value: float,
+        unit: str,
+        *,
+        budget: float | None = None,
+        reference: float | None = None,
+        reference_name: str = "",
+        budget_on_ratio: bool = False,
+    ) -> None:
         """Record a figure. ``budget`` caps the value, or ``value / reference`` with ``budget_on_ratio``."""
         figure = Figure(name, value, unit, budget, reference_name, reference, budget_on_ratio)
         self.rows.append(figure)
@@ -95,7 +114,9 @@ def figures() -> Iterator[Figures]:
     _SESSION.extend(recorded.rows)
     over = [figure for figure in recorded.rows if figure.over]
     if over:
-        pytest.fail("over budget: " + "; ".join(" ".join(f.cells()[:3]) for f in over), pytrace=False)
+        pytest.fail(
+            "over budget: " + "; ".join(" ".join(f.cells()[:3]) for f in over), pytrace=False
+        )
 
 
 def table() -> str:

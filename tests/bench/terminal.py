@@ -36,7 +36,12 @@ BARE_APP = textwrap.dedent(
 
 def terminal_env(token: str = "") -> dict[str, str]:
     """The environment of a program under test: a colour terminal, no user config, the token if given."""
-    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": "/nonexistent"}
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "XDG_CONFIG_HOME": "/nonexistent",
+    }
     env.pop("NO_COLOR", None)
     if token:
         env["FLEETDESK_TOKEN"] = token
@@ -54,8 +59,15 @@ class Terminal:
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
         self.started = time.perf_counter()
-        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                        start_new_session=True, close_fds=True)
+        self.process = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
         os.close(slave)
         self.output = bytearray()
         """Every byte consumed so far (see ``read``)."""
@@ -116,8 +128,10 @@ class Terminal:
         while len(self.output) <= since or not self.shows(text):
             if time.perf_counter() > end or self._consume(end - time.perf_counter()) < 0:
                 screen = "\n".join(line.rstrip() for line in self.screen.display if line.strip())
-                raise TimeoutError(f"{marker!r} did not appear (exit {self.process.poll()}, {len(self.output)} bytes "
-                                   f"read); screen:\n{screen}")
+                raise TimeoutError(
+                    f"{marker!r} did not appear (exit {self.process.poll()}, {len(self.output)} bytes "
+                    f"read); screen:\n{screen}"
+                )
         return self.read_at - self.started
 
     def send(self, keys: str) -> None:
@@ -136,4 +150,3 @@ class Terminal:
         except subprocess.TimeoutExpired:
             self.process.kill()
         os.close(self.master)
-

@@ -48,7 +48,9 @@ class HoldingProxy:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _connection(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+    async def _connection(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
         try:
             server_reader, server_writer = await asyncio.open_connection(*self.upstream)
         except OSError:

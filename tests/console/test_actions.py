@@ -6,7 +6,14 @@ import json
 
 import httpx
 import pytest
-from console_helpers import TIER0_BASELINE, TIER1_EXPERIMENT, TIER2_EXPERIMENT, make_app, screen_text, wait_for
+from console_helpers import (
+    TIER0_BASELINE,
+    TIER1_EXPERIMENT,
+    TIER2_EXPERIMENT,
+    make_app,
+    screen_text,
+    wait_for,
+)
 from network import HoldingProxy
 from pydantic import SecretStr
 from textual.widgets import Button, Input
@@ -15,18 +22,20 @@ from textual.widgets._toast import Toast
 
 from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest, RetryPolicy
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.screens.audit import AuditScreen
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.wire import ActionKind
 
 
 async def open_model(pilot, model_id: str) -> ModelScreen:
     screen = ModelScreen(model_id)
     await pilot.app.push_screen(screen)
-    await wait_for(pilot, lambda: screen.detail is not None and pilot.app.me is not None, f"{model_id} to load")
+    await wait_for(
+        pilot, lambda: screen.detail is not None and pilot.app.me is not None, f"{model_id} to load"
+    )
     return screen
 
 
@@ -41,7 +50,9 @@ async def audit_actions(server, model_id: str) -> list[str]:
 
 
 async def dialog(pilot) -> ConfirmAction:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the confirmation dialog")
+    await wait_for(
+        pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the confirmation dialog"
+    )
     return pilot.app.screen
 
 
@@ -50,13 +61,23 @@ def status(screen: ModelScreen) -> str:
 
 
 async def finished(pilot, screen: ModelScreen, kind: ActionKind) -> None:
-    await wait_for(pilot, lambda: pilot.app.screen is screen and kind not in screen.in_flight, f"{kind} to finish")
+    await wait_for(
+        pilot,
+        lambda: pilot.app.screen is screen and kind not in screen.in_flight,
+        f"{kind} to finish",
+    )
 
 
 @pytest.mark.parametrize(
     ("key", "kind"),
-    [("r", ActionKind.ROLLBACK), ("e", ActionKind.END_EXPERIMENT), ("x", ActionKind.ESCALATE),
-     ("h", ActionKind.HALT_LAUNCH), ("a", ActionKind.ACK), ("n", ActionKind.NOTE)],
+    [
+        ("r", ActionKind.ROLLBACK),
+        ("e", ActionKind.END_EXPERIMENT),
+        ("x", ActionKind.ESCALATE),
+        ("h", ActionKind.HALT_LAUNCH),
+        ("a", ActionKind.ACK),
+        ("n", ActionKind.NOTE),
+    ],
 )
 async def test_each_action_on_a_tier2_model_confirms_with_y(server, key, kind):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
@@ -79,8 +100,12 @@ async def test_each_action_on_a_tier2_model_confirms_with_y(server, key, kind):
 
 @pytest.mark.parametrize(
     ("model_id", "key", "kind"),
-    [(TIER1_EXPERIMENT, "r", ActionKind.ROLLBACK), (TIER1_EXPERIMENT, "e", ActionKind.END_EXPERIMENT),
-     (TIER0_BASELINE, "x", ActionKind.ESCALATE), (TIER0_BASELINE, "a", ActionKind.ACK)],
+    [
+        (TIER1_EXPERIMENT, "r", ActionKind.ROLLBACK),
+        (TIER1_EXPERIMENT, "e", ActionKind.END_EXPERIMENT),
+        (TIER0_BASELINE, "x", ActionKind.ESCALATE),
+        (TIER0_BASELINE, "a", ActionKind.ACK),
+    ],
 )
 async def test_tier0_and_tier1_need_the_id_typed_and_a_reason(server, model_id, key, kind):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
@@ -95,7 +120,9 @@ async def test_tier0_and_tier1_need_the_id_typed_and_a_reason(server, model_id, 
         confirm.query_one("#reason", Input).value = "NE regression after deploy"
         confirm.query_one("#reason", Input).focus()
         await pilot.press("enter")
-        assert isinstance(pilot.app.screen, ConfirmAction) and confirm_button.disabled  # id not complete
+        assert (
+            isinstance(pilot.app.screen, ConfirmAction) and confirm_button.disabled
+        )  # id not complete
         confirm.query_one("#typed-id", Input).focus()
         await pilot.press("end", model_id[-1])
         assert not confirm_button.disabled
@@ -105,8 +132,11 @@ async def test_tier0_and_tier1_need_the_id_typed_and_a_reason(server, model_id, 
         assert await audit_actions(server, model_id) == [kind.value]
         # The console's own audit log screen shows it.
         await pilot.press("l")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, AuditScreen) and pilot.app.screen.records,
-                       "the audit log")
+        await wait_for(
+            pilot,
+            lambda: isinstance(pilot.app.screen, AuditScreen) and pilot.app.screen.records,
+            "the audit log",
+        )
         record = pilot.app.screen.records[0]
         assert record.action == kind.value
         assert "NE regression after deploy" in (record.reason + str(record.detail))
@@ -132,19 +162,30 @@ async def test_keys_that_do_not_apply_are_disabled_with_a_reason(server):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         screen = await open_model(pilot, TIER0_BASELINE)
         assert screen.why_not(ActionKind.ROLLBACK) == "no baseline: escalate instead"
-        assert screen.why_not(ActionKind.END_EXPERIMENT) == "a baseline, not an experiment: nothing to end"
+        assert (
+            screen.why_not(ActionKind.END_EXPERIMENT)
+            == "a baseline, not an experiment: nothing to end"
+        )
         assert "not scale-up" in (screen.why_not(ActionKind.HALT_LAUNCH) or "")
         keys = screen.active_bindings
         assert not keys["r"].enabled and keys["x"].enabled
         # The bar shows the same: rollback dimmed, escalate bright (updated in place on load).
-        await wait_for(pilot, lambda: footer_key(screen, "r").has_class("-disabled")
-                       and not footer_key(screen, "x").has_class("-disabled"), "the footer to show the key states")
+        await wait_for(
+            pilot,
+            lambda: (
+                footer_key(screen, "r").has_class("-disabled")
+                and not footer_key(screen, "x").has_class("-disabled")
+            ),
+            "the footer to show the key states",
+        )
         await pilot.press("r")
         assert pilot.app.screen is screen  # a disabled key does nothing
         await pilot.press("question_mark")
         help_text = " ".join(screen_text(pilot.app).split())
         assert "disabled: no baseline: escalate instead" in help_text
-        assert "rollback" in help_text and "end-experiment" in help_text  # binding ids for the keymap
+        assert (
+            "rollback" in help_text and "end-experiment" in help_text
+        )  # binding ids for the keymap
 
 
 async def test_read_only_and_viewer_hide_the_action_keys(server):
@@ -161,8 +202,15 @@ async def test_other_teams_token_gets_403_with_the_missing_permission(server):
     async with make_app(server, token="oncall:fb-feed-ranking").run_test(size=(120, 40)) as pilot:
         screen = await open_model(pilot, TIER2_EXPERIMENT)
         await pilot.press("r")
-        await wait_for(pilot, lambda: "lacks the permission" in status(screen) or isinstance(pilot.app.screen, ConfirmAction),
-                       "the refusal or the dialog", deadline=5)
+        await wait_for(
+            pilot,
+            lambda: (
+                "lacks the permission" in status(screen)
+                or isinstance(pilot.app.screen, ConfirmAction)
+            ),
+            "the refusal or the dialog",
+            deadline=5,
+        )
         if isinstance(pilot.app.screen, ConfirmAction):
             await pilot.press("y")
             await finished(pilot, screen, ActionKind.ROLLBACK)
@@ -177,8 +225,14 @@ async def end_experiment_after_someone_rolled_it_back(pilot, server) -> ModelScr
     await pilot.press("e")
     await dialog(pilot)
     async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
-        await other.perform(ActionIntent.of(ActionKind.ROLLBACK, TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
-                                                  reason="other on-call"))
+        await other.perform(
+            ActionIntent.of(
+                ActionKind.ROLLBACK,
+                TIER2_EXPERIMENT,
+                expected_serving_model_id=TIER2_EXPERIMENT,
+                reason="other on-call",
+            )
+        )
     await pilot.press("y")
     await finished(pilot, screen, ActionKind.END_EXPERIMENT)
     return screen
@@ -205,8 +259,9 @@ async def test_the_next_dialog_is_not_covered_by_the_last_failure(server):
 
 async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(server):
     proxy = await HoldingProxy(server.url).start()
-    backend = Backend(proxy.url, SecretStr(server.oncall_token),
-                      timeouts=ClientTimeouts(read=2.0, deadline=4.0))
+    backend = Backend(
+        proxy.url, SecretStr(server.oncall_token), timeouts=ClientTimeouts(read=2.0, deadline=4.0)
+    )
     app = FleetdeskApp(backend, ConsoleSettings())
     app.client.retry = RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.1)
     try:
@@ -222,7 +277,9 @@ async def test_in_flight_key_is_disabled_and_a_timeout_retry_reuses_the_key(serv
             assert "rollback in flight" in status(screen)
             assert screen.why_not(ActionKind.ESCALATE) is None  # other keys still work
             await finished(pilot, screen, ActionKind.ROLLBACK)
-            assert "not confirmed: check audit log before retrying" in status(screen), status(screen)
+            assert "not confirmed: check audit log before retrying" in status(screen), status(
+                screen
+            )
             first = screen.unconfirmed[ActionKind.ROLLBACK]
             proxy.release()
             # It did happen on the server; retrying sends the same key and gets the stored result.
@@ -258,7 +315,9 @@ class RuledOut(httpx.AsyncBaseTransport):
         for option in body["actions"]:
             if option["kind"] == "escalate":
                 option.update(available=False, reason=self.REASON)
-        return httpx.Response(response.status_code, headers={"content-type": "application/json"}, json=body)
+        return httpx.Response(
+            response.status_code, headers={"content-type": "application/json"}, json=body
+        )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -277,5 +336,7 @@ async def test_the_console_shows_exactly_what_the_server_says_about_each_key(ser
         await pilot.press("x")
         assert pilot.app.screen is screen  # nothing asked, nothing sent
         await pilot.press("question_mark")
-        assert f"disabled: {RuledOut.REASON[:40]}" in " ".join(screen_text(pilot.app).split())  # cut at the width
+        assert f"disabled: {RuledOut.REASON[:40]}" in " ".join(
+            screen_text(pilot.app).split()
+        )  # cut at the width
     assert await audit_actions(server, TIER2_EXPERIMENT) == []

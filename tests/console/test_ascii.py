@@ -21,15 +21,26 @@ SIZES = [(80, 24), (120, 40)]
 
 def not_ascii(app) -> list[str]:
     """Lines of the current screen holding a character outside ASCII, the characters marked."""
-    return [f"{line!r}: {sorted({c for c in line if not c.isascii()})}"
-            for line in screen_text(app).splitlines() if not line.isascii()]
+    return [
+        f"{line!r}: {sorted({c for c in line if not c.isascii()})}"
+        for line in screen_text(app).splitlines()
+        if not line.isascii()
+    ]
 
 
 async def fleet(pilot):
     Input.cursor_blink = False
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.query_one(FleetTable).row_count
-                   and app.me is not None and app.link.describe()[0] == "live", "the live fleet")
+    await wait_for(
+        pilot,
+        lambda: (
+            isinstance(app.screen, FleetScreen)
+            and app.screen.query_one(FleetTable).row_count
+            and app.me is not None
+            and app.link.describe()[0] == "live"
+        ),
+        "the live fleet",
+    )
 
 
 async def model(pilot):
@@ -37,8 +48,11 @@ async def model(pilot):
     table = pilot.app.screen.query_one(FleetTable)
     table.select(TIER2_EXPERIMENT)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None,
-                   "the model view")
+    await wait_for(
+        pilot,
+        lambda: isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None,
+        "the model view",
+    )
 
 
 async def on_model(pilot, key: str, screen: type) -> None:
@@ -96,8 +110,17 @@ def test_each_character_becomes_ascii_of_its_own_width():
 
     from fleetdesk.console.ascii import to_ascii
 
-    for text, expected in (("╭──╮", "+--+"), ("│ x │", "| x |"), ("╰─┴─╯", "+-+-+"), ("▁▂▇█▌", "     "),
-                           ("José", "Jose"), ("界", "??"), ("‼ page", "! page"), ("a\u0301b", "ab"),
-                           ("⣿⠀", ". "), ("fleetdesk · fleet…", "fleetdesk | fleet.")):
+    for text, expected in (
+        ("╭──╮", "+--+"),
+        ("│ x │", "| x |"),
+        ("╰─┴─╯", "+-+-+"),
+        ("▁▂▇█▌", "     "),
+        ("José", "Jose"),
+        ("界", "??"),
+        ("‼ page", "! page"),
+        ("a\u0301b", "ab"),
+        ("⣿⠀", ". "),
+        ("fleetdesk · fleet…", "fleetdesk | fleet."),
+    ):
         assert to_ascii(text) == expected
         assert cell_len(to_ascii(text)) == cell_len(text)

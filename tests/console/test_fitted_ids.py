@@ -32,16 +32,31 @@ def fleet_rows(name: str) -> tuple[FleetRow, ...]:
     else:
         from pathlib import Path
 
-        fleet = build_fleet(FleetFile.model_validate(generate_fleet(10_000, seed=7).model_dump()), Path("gen.json"))
+        fleet = build_fleet(
+            FleetFile.model_validate(generate_fleet(10_000, seed=7).model_dump()), Path("gen.json")
+        )
     vocabulary = fleet.file.vocabulary
     rows = []
     for model in fleet.registry.models.values():
         model_type = vocabulary.parse(model.type)
-        rows.append(FleetRow(
-            id=model.id, type=model.type, app=model_type.app, surface=model_type.surface,
-            stage=vocabulary.stage(model_type), tier=model.tier, role=model.role, owner_team=model.owner_team,
-            health=Health.STABLE, attention=Attention.OK, budget_remaining=1.0, calibration=1.0,
-            normalized_entropy=0.8, open_incident_id=None))
+        rows.append(
+            FleetRow(
+                id=model.id,
+                type=model.type,
+                app=model_type.app,
+                surface=model_type.surface,
+                stage=vocabulary.stage(model_type),
+                tier=model.tier,
+                role=model.role,
+                owner_team=model.owner_team,
+                health=Health.STABLE,
+                attention=Attention.OK,
+                budget_remaining=1.0,
+                calibration=1.0,
+                normalized_entropy=0.8,
+                open_incident_id=None,
+            )
+        )
     return tuple(rows)
 
 
@@ -57,10 +72,10 @@ class Table(App):
 def painted_ids(app: Table) -> list[str]:
     """The id cells of the rows on screen, read back from what was painted."""
     table = app.query_one(FleetTable)
-    start = sum(c.width + 2 for c in table.columns[:[c.key for c in table.columns].index("id")])
+    start = sum(c.width + 2 for c in table.columns[: [c.key for c in table.columns].index("id")])
     width = next(c.width for c in table.columns if c.key == "id")
     lines = screen_text(app).splitlines()[1:]
-    return [line[start + 1:start + 1 + width].rstrip() for line in lines if line.strip()]
+    return [line[start + 1 : start + 1 + width].rstrip() for line in lines if line.strip()]
 
 
 @pytest.mark.parametrize("name", ["large", "generated-10k"])
@@ -74,7 +89,9 @@ async def test_every_id_reads_apart(name, width):
         await pilot.pause()
         id_width = next(c.width for c in table.columns if c.key == "id")
         shown = {table.shown_id(row.id) for row in rows}
-        assert len(shown) == len(rows), f"{len(rows) - len(shown)} ids read alike at {width} columns"
+        assert len(shown) == len(rows), (
+            f"{len(rows) - len(shown)} ids read alike at {width} columns"
+        )
         assert max(map(len, shown)) <= id_width
         painted = painted_ids(app)
         assert len(painted) == 29 and len(set(painted)) == len(painted)
@@ -92,10 +109,15 @@ async def test_siblings_of_one_type_show_their_variants_at_80_columns():
         painted = painted_ids(app)
         assert len(painted) == 11 and len(set(painted)) == 11
         assert "ig_reels_late-stage_t….x1-fresh-emb" in painted
-        assert all(text.endswith(model_id.split(".", 1)[1]) for text, model_id in zip(painted, table.shown_ids))
+        assert all(
+            text.endswith(model_id.split(".", 1)[1])
+            for text, model_id in zip(painted, table.shown_ids)
+        )
         table.set_filter(["fm-v4"])
         await pilot.pause()
-        assert painted_ids(app) == ["ig_cross-surface_late-stage….fm-v4"]  # its variant, not "…transformer.f…"
+        assert painted_ids(app) == [
+            "ig_cross-surface_late-stage….fm-v4"
+        ]  # its variant, not "…transformer.f…"
 
 
 async def test_ascii_ids_are_cut_with_ascii_dots():
@@ -110,17 +132,29 @@ async def test_ascii_ids_are_cut_with_ascii_dots():
 
 
 def test_ids_that_fit_are_shown_whole_and_a_shared_type_head_gives_way_to_the_terms_that_differ():
-    models = {i: (i, i.split(".")[0]) for i in (
-        "ig_feed_late-stage_mtml.v41",
-        "fb_marketplace-search_late-stage_dhen.holdout-2026h2",
-        "fb_marketplace-search_early-stage_dhen.holdout-2026h2",
-        "fb_marketplace-search_sourcing_two-tower.holdout-2026h2",
-    )}
+    models = {
+        i: (i, i.split(".")[0])
+        for i in (
+            "ig_feed_late-stage_mtml.v41",
+            "fb_marketplace-search_late-stage_dhen.holdout-2026h2",
+            "fb_marketplace-search_early-stage_dhen.holdout-2026h2",
+            "fb_marketplace-search_sourcing_two-tower.holdout-2026h2",
+        )
+    }
     shown = fit_ids(models, 35, "…")
     assert shown["ig_feed_late-stage_mtml.v41"] == "ig_feed_late-stage_mtml.v41"
-    assert shown["fb_marketplace-search_late-stage_dhen.holdout-2026h2"] == "fb…late-stage_dhen.holdout-2026h2"
-    assert shown["fb_marketplace-search_early-stage_dhen.holdout-2026h2"] == "fb…early-stage_dhen.holdout-2026h2"
-    assert shown["fb_marketplace-search_sourcing_two-tower.holdout-2026h2"] == "fb…sourcing….holdout-2026h2"
+    assert (
+        shown["fb_marketplace-search_late-stage_dhen.holdout-2026h2"]
+        == "fb…late-stage_dhen.holdout-2026h2"
+    )
+    assert (
+        shown["fb_marketplace-search_early-stage_dhen.holdout-2026h2"]
+        == "fb…early-stage_dhen.holdout-2026h2"
+    )
+    assert (
+        shown["fb_marketplace-search_sourcing_two-tower.holdout-2026h2"]
+        == "fb…sourcing….holdout-2026h2"
+    )
 
 
 def test_ids_without_a_type_prefix_keep_both_ends():
@@ -133,8 +167,11 @@ ids = st.text(alphabet=st.sampled_from("ab_.-界\x1b"), min_size=1, max_size=60)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(ids, st.sampled_from(["", "a_b", "ab_a", "a_b_a"]), min_size=1, max_size=40),
-       st.integers(min_value=8, max_value=50), st.sampled_from(["…", "..."]))
+@given(
+    st.dictionaries(ids, st.sampled_from(["", "a_b", "ab_a", "a_b_a"]), min_size=1, max_size=40),
+    st.integers(min_value=8, max_value=50),
+    st.sampled_from(["…", "..."]),
+)
 def test_any_ids_read_apart_and_fit(types, width, ellipsis):
     from rich.cells import cell_len
 

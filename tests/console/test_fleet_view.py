@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
+from network import HoldingProxy
 from pydantic import SecretStr
 from textual import events
 from textual.widgets import Input
@@ -13,11 +15,7 @@ from fleetdesk.console.app import Backend, FleetdeskApp
 from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
-from fleetdesk.wire import Attention, Tier, Window
-
-from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
-from network import HoldingProxy
-from fleetdesk.wire import ActionKind
+from fleetdesk.wire import ActionKind, Attention, Tier, Window
 
 
 def table(app) -> FleetTable:
@@ -25,8 +23,11 @@ def table(app) -> FleetTable:
 
 
 async def loaded(pilot) -> FleetTable:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and table(pilot.app).row_count > 0,
-                   "the fleet table to fill")
+    await wait_for(
+        pilot,
+        lambda: isinstance(pilot.app.screen, FleetScreen) and table(pilot.app).row_count > 0,
+        "the fleet table to fill",
+    )
     return table(pilot.app)
 
 
@@ -55,7 +56,9 @@ async def test_health_columns_show_the_latest_buckets_calibration_and_ne(server)
         assert cells["calibration"] == f"{latest.calibration:.2f}"
         assert cells["ne"] == f"{latest.normalized_entropy:.2f}"
         header = screen_text(pilot.app)
-        assert " cal " in header and " NE " in header and " type " in header  # all fit at 120 columns
+        assert (
+            " cal " in header and " NE " in header and " type " in header
+        )  # all fit at 120 columns
 
 
 async def test_filter_as_you_type_and_clear(server):
@@ -63,10 +66,16 @@ async def test_filter_as_you_type_and_clear(server):
         fleet = await loaded(pilot)
         await pilot.press("slash")
         await pilot.press(*"t0 page")
-        expected = {m.id for m in fleet.models.values() if m.tier is Tier.TIER0 and m.attention is Attention.PAGE}
+        expected = {
+            m.id
+            for m in fleet.models.values()
+            if m.tier is Tier.TIER0 and m.attention is Attention.PAGE
+        }
         assert expected
         await wait_for(pilot, lambda: set(fleet.shown_ids) == expected, "the filter to apply")
-        assert "(1 shown)" in screen_text(pilot.app) or f"({len(expected)} shown)" in screen_text(pilot.app)
+        assert "(1 shown)" in screen_text(pilot.app) or f"({len(expected)} shown)" in screen_text(
+            pilot.app
+        )
         await pilot.press("escape")
         await wait_for(pilot, lambda: fleet.row_count == 21, "the filter to clear")
 
@@ -76,7 +85,9 @@ async def test_keys_arriving_in_one_burst_after_slash_all_reach_the_filter(serve
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         fleet = await loaded(pilot)
         for key, character in (("slash", "/"), ("t", "t"), ("2", "2")):
-            pilot.app.post_message(events.Key(key, character))  # queued together, as the driver does
+            pilot.app.post_message(
+                events.Key(key, character)
+            )  # queued together, as the driver does
         field = pilot.app.screen.query_one("#filter", Input)
         await wait_for(pilot, lambda: field.value == "t2", "the whole burst in the filter")
         await wait_for(pilot, lambda: fleet.row_count < 21, "the filter to apply")
@@ -88,11 +99,17 @@ async def test_filter_matches_type_words_and_team(server):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         fleet = await loaded(pilot)
         await pilot.press("slash", *"reels")
-        await wait_for(pilot, lambda: set(fleet.shown_ids) == {m for m in fleet.models if "reels" in m},
-                       "the filter to apply")
+        await wait_for(
+            pilot,
+            lambda: set(fleet.shown_ids) == {m for m in fleet.models if "reels" in m},
+            "the filter to apply",
+        )
         await pilot.press("ctrl+u", *"ig-feed-ranking")
-        await wait_for(pilot, lambda: all(fleet.models[m].owner_team == "ig-feed-ranking" for m in fleet.shown_ids),
-                       "the team filter")
+        await wait_for(
+            pilot,
+            lambda: all(fleet.models[m].owner_team == "ig-feed-ranking" for m in fleet.shown_ids),
+            "the team filter",
+        )
         assert len(fleet.shown_ids) == 5
 
 
@@ -112,11 +129,19 @@ async def test_enter_opens_the_model_and_escape_returns(server):
         row = fleet.shown_ids.index(TIER2_EXPERIMENT)
         fleet.move_cursor(row=row)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen)
-                       and pilot.app.screen.detail is not None, "the model view")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.detail is not None
+            ),
+            "the model view",
+        )
         assert pilot.app.screen.model_id == TIER2_EXPERIMENT
         text = " ".join(screen_text(pilot.app).split())
-        assert "Instagram" in text and "safe fallback is its baseline ig_feed_late-stage_mtml.v41" in text
+        assert (
+            "Instagram" in text
+            and "safe fallback is its baseline ig_feed_late-stage_mtml.v41" in text
+        )
         assert "budget left" in text and "calibration" in text and "NE" in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen), "the fleet view")
@@ -128,23 +153,36 @@ async def test_the_chart_window_stays_for_the_next_model_opened(server):
         fleet = await loaded(pilot)
         fleet.move_cursor(row=fleet.shown_ids.index(TIER2_EXPERIMENT))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None,
-                       "the model view")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None
+            ),
+            "the model view",
+        )
         experiment = pilot.app.screen
         assert experiment.series.window is Window.H24
         await pilot.press("5")
         await wait_for(pilot, lambda: experiment.series.window is Window.D28, "28 days of buckets")
         await pilot.press("b")
-        await wait_for(pilot, lambda: pilot.app.screen is not experiment and pilot.app.screen.series is not None,
-                       "the baseline's view")
+        await wait_for(
+            pilot,
+            lambda: pilot.app.screen is not experiment and pilot.app.screen.series is not None,
+            "the baseline's view",
+        )
         assert pilot.app.screen.model_id == "ig_feed_late-stage_mtml.v41"
         assert pilot.app.screen.series.window is Window.D28
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen), "the fleet view")
         fleet.move_cursor(row=0)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None,
-                       "another model's view")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, ModelScreen) and pilot.app.screen.series is not None
+            ),
+            "another model's view",
+        )
         assert pilot.app.screen.series.window is Window.D28
 
 
@@ -159,15 +197,30 @@ async def test_a_model_opened_while_someone_acts_shows_what_they_did(server):
             proxy.hold(reads=True)
             fleet.move_cursor(row=fleet.shown_ids.index(TIER2_EXPERIMENT))
             await pilot.press("enter")
-            await wait_for(pilot, lambda: proxy.held > 0, "the model view's reads to reach the server")
+            await wait_for(
+                pilot, lambda: proxy.held > 0, "the model view's reads to reach the server"
+            )
             async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as other:
-                await other.perform(ActionIntent.of(ActionKind.ROLLBACK, TIER2_EXPERIMENT, expected_serving_model_id=TIER2_EXPERIMENT,
-                                                          reason="other on-call"))
-            await wait_for(pilot, lambda: pilot.app._live_while_opening, "the rollback's live event")
+                await other.perform(
+                    ActionIntent.of(
+                        ActionKind.ROLLBACK,
+                        TIER2_EXPERIMENT,
+                        expected_serving_model_id=TIER2_EXPERIMENT,
+                        reason="other on-call",
+                    )
+                )
+            await wait_for(
+                pilot, lambda: pilot.app._live_while_opening, "the rollback's live event"
+            )
             proxy.release()
-            await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")
-            await wait_for(pilot, lambda: pilot.app.screen.detail.live.serving_model_id != TIER2_EXPERIMENT,
-                           "the model view to show the rollback")
+            await wait_for(
+                pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view"
+            )
+            await wait_for(
+                pilot,
+                lambda: pilot.app.screen.detail.live.serving_model_id != TIER2_EXPERIMENT,
+                "the model view to show the rollback",
+            )
     finally:
         await proxy.stop()
 
@@ -187,7 +240,9 @@ async def test_cursor_stays_on_its_model_when_the_order_changes(server):
         chosen = fleet.selected_id()
         assert chosen == fleet.shown_ids[2]
         worst = fleet.models[fleet.shown_ids[0]]
-        fleet.update_model(replace(worst, attention=Attention.OK))  # the worst model drops down the list
+        fleet.update_model(
+            replace(worst, attention=Attention.OK)
+        )  # the worst model drops down the list
         await wait_for(pilot, lambda: fleet.shown_ids.index(chosen) == 1, "the re-sort")
         assert fleet.selected_id() == chosen
         await pilot.press("end")
@@ -199,7 +254,9 @@ async def test_cursor_stays_on_its_model_when_the_order_changes(server):
 async def test_click_selects_a_row_and_a_second_click_opens_it(server):
     async with make_app(server).run_test(size=(120, 40)) as pilot:
         fleet = await loaded(pilot)
-        await pilot.click(FleetTable, offset=(20, 4))  # the header is line 0: line 4 is the fourth model
+        await pilot.click(
+            FleetTable, offset=(20, 4)
+        )  # the header is line 0: line 4 is the fourth model
         assert fleet.selected_id() == fleet.shown_ids[3]
         await pilot.click(FleetTable, offset=(20, 4))
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")

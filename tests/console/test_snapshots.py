@@ -20,15 +20,25 @@ THEMES = ["fleetdesk-dark", "fleetdesk-monochrome"]
 async def _live_fleet(pilot) -> None:
     Input.cursor_blink = False
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.query_one(FleetTable).row_count
-                   and app.me is not None and app.link.describe()[0] == "live", "the live fleet")
+    await wait_for(
+        pilot,
+        lambda: (
+            isinstance(app.screen, FleetScreen)
+            and app.screen.query_one(FleetTable).row_count
+            and app.me is not None
+            and app.link.describe()[0] == "live"
+        ),
+        "the live fleet",
+    )
 
 
 async def _model(pilot) -> None:
     await _live_fleet(pilot)
     screen = ModelScreen(TIER1_EXPERIMENT)
     await pilot.app.push_screen(screen)
-    await wait_for(pilot, lambda: screen.detail is not None and screen.series is not None, "the model view")
+    await wait_for(
+        pilot, lambda: screen.detail is not None and screen.series is not None, "the model view"
+    )
 
 
 async def _confirm(pilot) -> None:
@@ -42,7 +52,9 @@ async def _fallback_warning(pilot) -> None:
     await _live_fleet(pilot)
     screen = ModelScreen("fb_feed_late-stage_dhen.x7-integrity")
     await pilot.app.push_screen(screen)
-    await wait_for(pilot, lambda: screen.detail is not None and screen.series is not None, "the model view")
+    await wait_for(
+        pilot, lambda: screen.detail is not None and screen.series is not None, "the model view"
+    )
     await pilot.press("r")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the dialog")
 
@@ -53,8 +65,13 @@ async def _help(pilot) -> None:
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), "the help")
 
 
-VIEWS = {"fleet": _live_fleet, "model": _model, "confirm": _confirm, "help": _help,
-         "fallback-warning": _fallback_warning}
+VIEWS = {
+    "fleet": _live_fleet,
+    "model": _model,
+    "confirm": _confirm,
+    "help": _help,
+    "fallback-warning": _fallback_warning,
+}
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -73,7 +90,9 @@ def large_server(tmp_path_factory):
     from fleetdesk.server.embedded import start_embedded
 
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-    embedded = start_embedded("large", tmp_path_factory.mktemp("large") / "fleetdesk.sqlite", now=now)
+    embedded = start_embedded(
+        "large", tmp_path_factory.mktemp("large") / "fleetdesk.sqlite", now=now
+    )
     yield embedded
     embedded.stop()
 
@@ -102,8 +121,14 @@ async def _scorecard(pilot) -> None:
 
     await _live_fleet(pilot)
     await pilot.app.push_screen(ScorecardScreen(sample_scorecard(), []))
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ScorecardScreen)
-                   and pilot.app.screen.query("MarkdownTable"), "the scorecard")
+    await wait_for(
+        pilot,
+        lambda: (
+            isinstance(pilot.app.screen, ScorecardScreen)
+            and pilot.app.screen.query("MarkdownTable")
+        ),
+        "the scorecard",
+    )
     await pilot.pause()
 
 
@@ -116,11 +141,16 @@ def test_snapshot_scorecard(server, snap_compare, size):
 def shared_shift(server_factory, tmp_path):
     """Every stage of Instagram Feed shifts at 09:00 with healthy upstreams: one shared-cause incident."""
     from fleet_variants import FIXED_NOW, HOUR, IG_FEED, held, small_variant
-
     from fleetdesk.domain.fleet import IncidentKind
 
-    incidents = [i for m in IG_FEED for i in held(m, IncidentKind.CALIBRATION_DRIFT, FIXED_NOW - 3 * HOUR, 3, 1.3)]
-    return server_factory(fleet=str(small_variant(tmp_path / "fleet.json", incidents=incidents, keep_incidents=False)))
+    incidents = [
+        i
+        for m in IG_FEED
+        for i in held(m, IncidentKind.CALIBRATION_DRIFT, FIXED_NOW - 3 * HOUR, 3, 1.3)
+    ]
+    return server_factory(
+        fleet=str(small_variant(tmp_path / "fleet.json", incidents=incidents, keep_incidents=False))
+    )
 
 
 async def _grouped_incident(pilot) -> None:
@@ -129,7 +159,9 @@ async def _grouped_incident(pilot) -> None:
     await _live_fleet(pilot)
     screen = IncidentScreen(1)
     await pilot.app.push_screen(screen)
-    await wait_for(pilot, lambda: "members (6)" in str(screen.query_one("#timeline").render()), "the incident")
+    await wait_for(
+        pilot, lambda: "members (6)" in str(screen.query_one("#timeline").render()), "the incident"
+    )
 
 
 async def _grouped_fleet(pilot) -> None:

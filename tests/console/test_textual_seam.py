@@ -23,14 +23,19 @@ CONSOLE = Console(color_system="truecolor", force_terminal=True)
 
 def written(strip: Strip, x1: int, x2: int) -> str:
     """What goes to the terminal when cells [x1, x2) of a widget drawn at column 1 of row 0 changed."""
-    update = ChopsUpdate([{0: None, 1: strip, 1 + strip.cell_length: None}], [(0, x1, x2)],
-                         [[1, 1 + strip.cell_length, 120]])
+    update = ChopsUpdate(
+        [{0: None, 1: strip, 1 + strip.cell_length: None}],
+        [(0, x1, x2)],
+        [[1, 1 + strip.cell_length, 120]],
+    )
     return update.render_segments(CONSOLE)
 
 
 def test_a_change_at_the_end_of_a_line_sends_that_cell_not_the_line_before_it():
     row = Strip([Segment(" " * 40), Segment("▲ ▲▲", MARK)])
-    out = written(row, 44, 45)  # the last mark (cells 41..44 hold "▲ ▲▲", shifted by the widget's column 1)
+    out = written(
+        row, 44, 45
+    )  # the last mark (cells 41..44 hold "▲ ▲▲", shifted by the widget's column 1)
     assert out.startswith("\x1b[1;45H")
     assert out.count("▲") == 1 and " " * 10 not in out
 
@@ -55,9 +60,23 @@ def test_install_is_idempotent():
 
 # --- style switches -------------------------------------------------------------
 
-FLAGS = {"1": "bold", "2": "dim", "3": "italic", "4": "underline", "5": "blink", "7": "reverse", "9": "strike"}
-OFF = {"22": ("bold", "dim"), "23": ("italic",), "24": ("underline",), "25": ("blink",), "27": ("reverse",),
-       "29": ("strike",)}
+FLAGS = {
+    "1": "bold",
+    "2": "dim",
+    "3": "italic",
+    "4": "underline",
+    "5": "blink",
+    "7": "reverse",
+    "9": "strike",
+}
+OFF = {
+    "22": ("bold", "dim"),
+    "23": ("italic",),
+    "24": ("underline",),
+    "25": ("blink",),
+    "27": ("reverse",),
+    "29": ("strike",),
+}
 
 
 def cells(output: str) -> list[tuple[str, frozenset, str, str]]:
@@ -93,11 +112,26 @@ def cells(output: str) -> list[tuple[str, frozenset, str, str]]:
 
 
 COLOURS = st.sampled_from([None, "red", "#5fa8d3", "#121417", "#e0e0e0", "default"])
-STYLES = st.builds(Style, color=COLOURS, bgcolor=COLOURS, bold=st.booleans(), dim=st.booleans(),
-                   italic=st.booleans(), underline=st.booleans(), reverse=st.booleans(), strike=st.booleans())
+STYLES = st.builds(
+    Style,
+    color=COLOURS,
+    bgcolor=COLOURS,
+    bold=st.booleans(),
+    dim=st.booleans(),
+    italic=st.booleans(),
+    underline=st.booleans(),
+    reverse=st.booleans(),
+    strike=st.booleans(),
+)
 
 
-@given(st.lists(st.tuples(st.text("ab ⣿", min_size=1, max_size=3), st.one_of(st.none(), STYLES)), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.tuples(st.text("ab ⣿", min_size=1, max_size=3), st.one_of(st.none(), STYLES)),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_switching_by_difference_shows_every_cell_as_textual_would(runs):
     strip = Strip([Segment(text, style) for text, style in runs])
     ours = terminal_writer._render_strip(Strip(list(strip)), CONSOLE)
@@ -120,16 +154,17 @@ def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server
     import asyncio
     from datetime import timedelta
 
+    from console_helpers import TIER2_EXPERIMENT
     from pydantic import SecretStr
 
     from fleetdesk.client import ActionIntent, FleetdeskClient
     from security.pty_console import PtyConsole
 
-    from console_helpers import TIER2_EXPERIMENT
-
     def open_model(home):  # type: ignore[no-untyped-def]
         console = PtyConsole(server.url, server.oncall_token, home, size=(120, 40))
-        console.open_model(TIER2_EXPERIMENT.split(".")[-1], "blast radius", since=console.wait_for("21 models"))
+        console.open_model(
+            TIER2_EXPERIMENT.split(".")[-1], "blast radius", since=console.wait_for("21 models")
+        )
         console.settle()
         return console
 
@@ -138,7 +173,9 @@ def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server
             now = (await client.info()).now
             for hour in range(1, 7):  # buckets close, budgets and burn rates move, notes arrive
                 await client.set_clock(now + timedelta(hours=hour))
-                await client.perform(ActionIntent.of(ActionKind.NOTE, TIER2_EXPERIMENT, text=f"update {hour}"))
+                await client.perform(
+                    ActionIntent.of(ActionKind.NOTE, TIER2_EXPERIMENT, text=f"update {hour}")
+                )
                 await asyncio.sleep(0.3)
 
     (tmp_path / "a").mkdir()

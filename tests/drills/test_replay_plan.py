@@ -73,5 +73,7 @@ def test_a_feed_stop_leaves_gaps_and_a_held_drift_holds() -> None:
     assert present[:3] == [True, True, True] and not any(present[3:])
     _, fleet, plan = _plan("experiment-calibration-drift")
     drifting = "ig_feed_late-stage_mtml.x2-long-history"
-    calibration = [next(b for b in t.buckets if b.model_id == drifting).calibration for t in plan.ticks]
+    calibration = [
+        next(b for b in t.buckets if b.model_id == drifting).calibration for t in plan.ticks
+    ]
     assert calibration[0] < 1.05 and all(c > 1.2 for c in calibration[10:])

@@ -24,9 +24,12 @@ async def _replay_once() -> tuple[list, list]:  # type: ignore[type-arg]
     plan = plan_replay(scenario, fleet)
     plan = dataclasses.replace(plan, ticks=plan.ticks[:TICKS])
     with tempfile.TemporaryDirectory() as temp:
-        server = start_embedded(str(write_fleet(fleet, Path(temp) / "fleet.json")), now=scenario.start)
+        server = start_embedded(
+            str(write_fleet(fleet, Path(temp) / "fleet.json")), now=scenario.start
+        )
         try:
             async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as client:
+
                 async def send(tick):  # type: ignore[no-untyped-def]
                     await client.set_clock(tick.end)
                     await client.ingest(list(tick.buckets))
@@ -36,9 +39,17 @@ async def _replay_once() -> tuple[list, list]:  # type: ignore[type-arg]
                 incidents = (await client.incidents()).items
         finally:
             server.stop()
-    points = [[(p.start, p.weight, p.label_sum, p.prediction_sum, p.cross_entropy_sum, p.health)
-               for p in s.points if p.start >= plan.start] for s in series]
-    opened = sorted((i.model_id, i.opened_at, i.severity) for i in incidents if i.opened_at >= plan.start)
+    points = [
+        [
+            (p.start, p.weight, p.label_sum, p.prediction_sum, p.cross_entropy_sum, p.health)
+            for p in s.points
+            if p.start >= plan.start
+        ]
+        for s in series
+    ]
+    opened = sorted(
+        (i.model_id, i.opened_at, i.severity) for i in incidents if i.opened_at >= plan.start
+    )
     return points, opened
 
 
@@ -47,5 +58,7 @@ async def test_two_replays_store_the_same_buckets_and_open_the_same_incidents() 
     second_points, second_incidents = await _replay_once()
     assert [len(points) for points in first_points] == [TICKS, TICKS]
     assert first_points == second_points
-    assert [model_id for model_id, _, _ in first_incidents] == ["ig_feed_late-stage_mtml.x1-watch-time"]
+    assert [model_id for model_id, _, _ in first_incidents] == [
+        "ig_feed_late-stage_mtml.x1-watch-time"
+    ]
     assert first_incidents == second_incidents

@@ -63,12 +63,16 @@ class Daemon:
     def start(self) -> None:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT)
-        wait_until(self._ready, READY_DEADLINE, f"{self.name} to be ready at {self.url} (log: {self.log})")
+        wait_until(
+            self._ready, READY_DEADLINE, f"{self.name} to be ready at {self.url} (log: {self.log})"
+        )
 
     def _ready(self) -> bool:
         assert self.process is not None
         if self.process.poll() is not None:
-            raise AssertionError(f"{self.name} exited with {self.process.returncode}: {self.log.read_text()[-2000:]}")
+            raise AssertionError(
+                f"{self.name} exited with {self.process.returncode}: {self.log.read_text()[-2000:]}"
+            )
         try:
             return httpx.get(f"{self.url}/-/ready", timeout=1.0).status_code == 200
         except httpx.TransportError:
@@ -89,10 +93,18 @@ def prometheus(directory: Path, scrape_targets: list[str], rule_files: list[Path
     """A Prometheus scraping ``scrape_targets`` (host:port) twice a second."""
     port = free_port()
     config = {
-        "global": {"scrape_interval": "500ms", "evaluation_interval": "1s", "scrape_timeout": "450ms"},
+        "global": {
+            "scrape_interval": "500ms",
+            "evaluation_interval": "1s",
+            "scrape_timeout": "450ms",
+        },
         "rule_files": [str(path) for path in rule_files],
         "scrape_configs": [
-            {"job_name": "fleetdesk", "metrics_path": "/metrics", "static_configs": [{"targets": scrape_targets}]}
+            {
+                "job_name": "fleetdesk",
+                "metrics_path": "/metrics",
+                "static_configs": [{"targets": scrape_targets}],
+            }
         ],
     }
     config_file = directory / "prometheus.yml"
@@ -113,7 +125,12 @@ def alertmanager(directory: Path, port: int | None = None) -> Daemon:
     """An Alertmanager with one silent receiver and gossip off."""
     port = port or free_port()
     config = {
-        "route": {"receiver": "nobody", "group_wait": "1s", "group_interval": "1s", "repeat_interval": "1h"},
+        "route": {
+            "receiver": "nobody",
+            "group_wait": "1s",
+            "group_interval": "1s",
+            "repeat_interval": "1h",
+        },
         "receivers": [{"name": "nobody"}],
     }
     config_file = directory / "alertmanager.yml"

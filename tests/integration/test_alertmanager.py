@@ -12,9 +12,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from fleetdesk.client import FleetdeskClient, RetryPolicy
+from fleetdesk.client import ActionIntent, FleetdeskClient, RetryPolicy
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.common.status import StatusLine
@@ -23,10 +22,10 @@ from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.integrations.alertmanager import ALERT_NAME, AlertmanagerTarget
 from fleetdesk.server.integrations.options import attach_paging
 from fleetdesk.server.integrations.outbox import RetryBackoff
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.wire import ActionKind
 
 from .processes import Daemon, alertmanager
-from fleetdesk.client import ActionIntent
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +37,9 @@ TIER2_EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"
 FAST_RETRY = RetryBackoff(base_delay=0.2, max_delay=0.5)
 
 
-async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, deadline: float = DEADLINE) -> T:
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], what: str, deadline: float = DEADLINE
+) -> T:
     """Poll ``probe`` until it returns something truthy; fail naming ``what`` at the deadline."""
     end = time.monotonic() + deadline
     while True:
@@ -53,22 +54,30 @@ async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, deadli
 async def escalation_alerts(alertmanager_url: str, model_id: str) -> list[dict[str, Any]]:
     """Active escalation alerts for one model, as Alertmanager lists them."""
     async with httpx.AsyncClient(timeout=5.0) as http:
-        response = await http.get(f"{alertmanager_url}/api/v2/alerts",
-                                  params={"filter": [f'alertname="{ALERT_NAME}"', f'model_id="{model_id}"']})
+        response = await http.get(
+            f"{alertmanager_url}/api/v2/alerts",
+            params={"filter": [f'alertname="{ALERT_NAME}"', f'model_id="{model_id}"']},
+        )
     response.raise_for_status()
     return response.json()
 
 
 @pytest.fixture
-def paged_server(small_server: EmbeddedServer, alertmanager_daemon: Daemon) -> Iterator[EmbeddedServer]:
-    target = AlertmanagerTarget(alertmanager_daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2)
+def paged_server(
+    small_server: EmbeddedServer, alertmanager_daemon: Daemon
+) -> Iterator[EmbeddedServer]:
+    target = AlertmanagerTarget(
+        alertmanager_daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2
+    )
     attach_paging(small_server.backend, target)
     yield small_server
     target.close()
 
 
 def client_for(server: EmbeddedServer) -> FleetdeskClient:
-    return FleetdeskClient(server.url, SecretStr(server.oncall_token), retry=RetryPolicy(attempts=1))
+    return FleetdeskClient(
+        server.url, SecretStr(server.oncall_token), retry=RetryPolicy(attempts=1)
+    )
 
 
 async def test_escalation_arrives_with_identity_labels_deduplicates_and_resolves(
@@ -76,31 +85,50 @@ async def test_escalation_arrives_with_identity_labels_deduplicates_and_resolves
 ) -> None:
     model = paged_server.backend.registry.get(STABLE_TIER1)
     async with client_for(paged_server) as client:
-        first = await client.perform(ActionIntent.of(ActionKind.ESCALATE, model.id, reason="NE up 8% since the 14:00 push"))
+        first = await client.perform(
+            ActionIntent.of(ActionKind.ESCALATE, model.id, reason="NE up 8% since the 14:00 push")
+        )
         assert first.pages and first.pages[0].delivered_via == "alertmanager"
-        alerts = await eventually(lambda: escalation_alerts(alertmanager_daemon.url, model.id), "the alert")
+        alerts = await eventually(
+            lambda: escalation_alerts(alertmanager_daemon.url, model.id), "the alert"
+        )
         assert len(alerts) == 1
         alert = alerts[0]
         assert alert["labels"] == {
-            "alertname": ALERT_NAME, "model_id": model.id, "model_type": model.type, "tier": "TIER1",
-            "team": model.owner_team, "severity": "critical",
+            "alertname": ALERT_NAME,
+            "model_id": model.id,
+            "model_type": model.type,
+            "tier": "TIER1",
+            "team": model.owner_team,
+            "severity": "critical",
         }
         annotations = alert["annotations"]
         assert "NE up 8% since the 14:00 push" in annotations["summary"]
         assert model.purpose in annotations["context"]
-        assert annotations["console"] == f"fleetdesk console --server {paged_server.url}  # then open {model.id}"
+        assert (
+            annotations["console"]
+            == f"fleetdesk console --server {paged_server.url}  # then open {model.id}"
+        )
         assert annotations["incident"] == str(first.incident_id)
         assert alert["generatorURL"] == f"{paged_server.url}/v1/models/{model.id}"
 
-        await client.perform(ActionIntent.of(ActionKind.ESCALATE, model.id, reason="still climbing"))
+        await client.perform(
+            ActionIntent.of(ActionKind.ESCALATE, model.id, reason="still climbing")
+        )
         fingerprint = alert["fingerprint"]
 
         async def updated() -> list[dict[str, Any]] | None:
             found = await escalation_alerts(alertmanager_daemon.url, model.id)
-            return found if found and found[0]["annotations"]["summary"].endswith("still climbing") else None
+            return (
+                found
+                if found and found[0]["annotations"]["summary"].endswith("still climbing")
+                else None
+            )
 
         repeated = await eventually(updated, "the repeat to update the same alert")
-        assert [a["fingerprint"] for a in repeated] == [fingerprint], "a repeat must be the same alert"
+        assert [a["fingerprint"] for a in repeated] == [fingerprint], (
+            "a repeat must be the same alert"
+        )
 
     # The model is stable, so its incident resolves when the server checks it; the page is then withdrawn.
     assert first.incident_id is not None
@@ -127,16 +155,26 @@ async def test_alertmanager_down_failure_on_incident_then_retry_delivers(
     attach_paging(small_server.backend, target)
     try:
         async with client_for(small_server) as client:
-            result = await client.perform(ActionIntent.of(ActionKind.ESCALATE, TIER4, reason="tagging NE regression, owner unreachable on chat"))
+            result = await client.perform(
+                ActionIntent.of(
+                    ActionKind.ESCALATE,
+                    TIER4,
+                    reason="tagging NE regression, owner unreachable on chat",
+                )
+            )
             assert result.incident_id is not None
             detail = await client.incident(result.incident_id)
             failures = [entry for entry in detail.timeline if entry.kind == "page_failed"]
             assert len(failures) == 1, detail.timeline
             assert "connection refused" in failures[0].text and "retried" in failures[0].text
-            assert len(target.outbox.pending()) == 1, "the failed page must stay queued, not be dropped"
+            assert len(target.outbox.pending()) == 1, (
+                "the failed page must stay queued, not be dropped"
+            )
 
             daemon.start()  # same port, fresh state: only the retry can put the alert there
-            alerts = await eventually(lambda: escalation_alerts(port_url, TIER4), "the retried alert")
+            alerts = await eventually(
+                lambda: escalation_alerts(port_url, TIER4), "the retried alert"
+            )
             assert alerts[0]["labels"]["severity"] == "info"
             assert alerts[0]["labels"]["tier"] == "TIER4"
 
@@ -144,7 +182,9 @@ async def test_alertmanager_down_failure_on_incident_then_retry_delivers(
                 timeline = (await client.incident(result.incident_id)).timeline
                 return [entry for entry in timeline if entry.kind == "page_delivered"] or None
 
-            delivered = await eventually(delivered_entry, "the incident to show the retry got through")
+            delivered = await eventually(
+                delivered_entry, "the incident to show the retry got through"
+            )
             assert "delivered on try" in delivered[0].text
             assert target.outbox.pending() == []
     finally:
@@ -153,12 +193,19 @@ async def test_alertmanager_down_failure_on_incident_then_retry_delivers(
 
 
 async def test_escalation_from_the_console_arrives_in_alertmanager(
-    paged_server: EmbeddedServer, alertmanager_daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    paged_server: EmbeddedServer,
+    alertmanager_daemon: Daemon,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # never the engineer's own config
+    monkeypatch.setenv(
+        "XDG_CONFIG_HOME", str(tmp_path / "config")
+    )  # never the engineer's own config
     monkeypatch.delenv("FLEETDESK_TOKEN", raising=False)
     model = paged_server.backend.registry.get(TIER2_EXPERIMENT)
-    app = FleetdeskApp(Backend(paged_server.url, SecretStr(paged_server.oncall_token)), ConsoleSettings())
+    app = FleetdeskApp(
+        Backend(paged_server.url, SecretStr(paged_server.oncall_token)), ConsoleSettings()
+    )
     async with app.run_test(size=(120, 40)) as pilot:
 
         async def shown(condition: Callable[[], object]) -> bool:
@@ -167,18 +214,33 @@ async def test_escalation_from_the_console_arrives_in_alertmanager(
 
         screen = ModelScreen(model.id)
         await app.push_screen(screen)
-        await eventually(lambda: shown(lambda: screen.detail is not None and app.me is not None), "the model view")
+        await eventually(
+            lambda: shown(lambda: screen.detail is not None and app.me is not None),
+            "the model view",
+        )
         await pilot.press("x")
-        await eventually(lambda: shown(lambda: isinstance(app.screen, ConfirmAction)), "the confirmation dialog")
+        await eventually(
+            lambda: shown(lambda: isinstance(app.screen, ConfirmAction)), "the confirmation dialog"
+        )
         await pilot.press("y")
-        await eventually(lambda: shown(lambda: app.screen is screen and ActionKind.ESCALATE not in screen.in_flight),
-                         "the escalation to finish")
+        await eventually(
+            lambda: shown(
+                lambda: app.screen is screen and ActionKind.ESCALATE not in screen.in_flight
+            ),
+            "the escalation to finish",
+        )
         note = screen.query_one(StatusLine).note
         assert note.startswith("done:"), note
-    alerts = await eventually(lambda: escalation_alerts(alertmanager_daemon.url, model.id), "the console's page")
+    alerts = await eventually(
+        lambda: escalation_alerts(alertmanager_daemon.url, model.id), "the console's page"
+    )
     assert alerts[0]["labels"] == {
-        "alertname": ALERT_NAME, "model_id": model.id, "model_type": model.type, "tier": "TIER2",
-        "team": model.owner_team, "severity": "warning",
+        "alertname": ALERT_NAME,
+        "model_id": model.id,
+        "model_type": model.type,
+        "tier": "TIER2",
+        "team": model.owner_team,
+        "severity": "warning",
     }
 
 
@@ -188,17 +250,25 @@ async def test_a_page_queued_when_the_server_stopped_is_delivered_by_the_next_ru
     directory = tmp_path / "am-later"
     directory.mkdir()
     daemon = alertmanager(directory)  # configured, not started: down during the escalation
-    first_run = AlertmanagerTarget(daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2)
+    first_run = AlertmanagerTarget(
+        daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2
+    )
     attach_paging(small_server.backend, first_run)
     async with client_for(small_server) as client:
-        await client.perform(ActionIntent.of(ActionKind.ESCALATE, TIER4, reason="queued across a restart"))
+        await client.perform(
+            ActionIntent.of(ActionKind.ESCALATE, TIER4, reason="queued across a restart")
+        )
     first_run.close()  # the server stops with the page still queued in its database
     assert len(first_run.outbox.pending()) == 1
     daemon.start()
-    next_run = AlertmanagerTarget(daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2)
+    next_run = AlertmanagerTarget(
+        daemon.url, small_server.url, backoff=FAST_RETRY, sweep_interval=0.2
+    )
     attach_paging(small_server.backend, next_run)
     try:
-        alerts = await eventually(lambda: escalation_alerts(daemon.url, TIER4), "the page from the earlier run")
+        alerts = await eventually(
+            lambda: escalation_alerts(daemon.url, TIER4), "the page from the earlier run"
+        )
         assert alerts[0]["annotations"]["reason"] == "queued across a restart"
     finally:
         next_run.close()

@@ -13,8 +13,10 @@ BOUNDARIES = [T0 + i * STEP for i in range(5)]
 
 
 def series(instance: str, values: dict[int, float]) -> Series:
-    return Series(labels={"instance": instance},
-                  samples=[Sample(at=T0 + i * STEP, value=v) for i, v in sorted(values.items())])
+    return Series(
+        labels={"instance": instance},
+        samples=[Sample(at=T0 + i * STEP, value=v) for i, v in sorted(values.items())],
+    )
 
 
 def test_growth_per_bucket_from_boundary_values() -> None:
@@ -34,7 +36,9 @@ def test_a_counter_reset_counts_from_zero() -> None:
 
 
 def test_series_of_several_exporters_add_up_and_all_must_be_present() -> None:
-    growth = counter_growth([series("a", {0: 1, 1: 3, 2: 6}), series("b", {0: 10, 1: 20})], BOUNDARIES[:3])
+    growth = counter_growth(
+        [series("a", {0: 1, 1: 3, 2: 6}), series("b", {0: 10, 1: 20})], BOUNDARIES[:3]
+    )
     assert growth == {BOUNDARIES[0]: 12}, "the second bucket lacks exporter b's end sample: no data"
 
 

@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from fleetdesk.settings import locations
 from fleetdesk.client import FleetdeskClient, FleetdeskError, RetryPolicy
 from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
-from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, PrometheusUnreachable
+from fleetdesk.server.integrations.prometheus_api import (
+    PrometheusApi,
+    PrometheusTimeouts,
+    PrometheusUnreachable,
+)
 from fleetdesk.server.integrations.prometheus_source import PrometheusMetricsSource
+from fleetdesk.settings import locations
 from fleetdesk.wire import IngestBucket, StabilitySeries, Window
 
 from .processes import Daemon, free_port, prometheus, wait_until
@@ -49,8 +53,13 @@ def short_bucket_fleet(directory: Path) -> Path:
 def traffic(step: int) -> StabilitySums:
     """A different, well-defined bucket each step (calibration drifts upwards)."""
     scale = 1.0 + 0.15 * step
-    events = [(min(0.3 * scale, 0.95), 1.0, 1.0), (0.1 * scale, 0.0, 1.0), (0.1 * scale, 0.0, 1.0),
-              (0.2 * scale, 0.0, 2.0), (0.05, 1.0, 0.5)] * (40 + step)
+    events = [
+        (min(0.3 * scale, 0.95), 1.0, 1.0),
+        (0.1 * scale, 0.0, 1.0),
+        (0.1 * scale, 0.0, 1.0),
+        (0.2 * scale, 0.0, 2.0),
+        (0.05, 1.0, 0.5),
+    ] * (40 + step)
     return StabilitySums.from_events(events)
 
 
@@ -93,8 +102,9 @@ def reader(fleet_file: Path, tmp_path: Path, scraper: Daemon) -> Iterator[Embedd
     """A second server whose stability series come from Prometheus (lag: one bucket, as for a scraped server)."""
     server = start_embedded(str(fleet_file), tmp_path / "reader.sqlite")
     # An hour of 4 s buckets asked in pieces of 300 boundaries: the pieces must stitch without a hole.
-    source = PrometheusMetricsSource(scraper.url, BUCKET, lag=BUCKET, timeouts=PrometheusTimeouts(query=5.0),
-                                     max_points=300)
+    source = PrometheusMetricsSource(
+        scraper.url, BUCKET, lag=BUCKET, timeouts=PrometheusTimeouts(query=5.0), max_points=300
+    )
     server.backend.metrics = source
     yield server
     source.close()
@@ -109,10 +119,14 @@ def scraped_since(prometheus_url: str, since: datetime) -> bool:
     """Prometheus holds a sample of the model's counters taken after ``since``."""
     api = PrometheusApi(prometheus_url)
     try:
-        result = api.query(f'timestamp(fleetdesk_stability_events_total{{model_id="{MODEL}"}})', datetime.now(UTC))
+        result = api.query(
+            f'timestamp(fleetdesk_stability_events_total{{model_id="{MODEL}"}})', datetime.now(UTC)
+        )
     finally:
         api.close()
-    return any(sample.value > since.timestamp() for series in result.series for sample in series.samples)
+    return any(
+        sample.value > since.timestamp() for series in result.series for sample in series.samples
+    )
 
 
 async def test_prometheus_source_shows_the_local_store_values_for_the_same_buckets(
@@ -120,7 +134,11 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
 ) -> None:
     ingested: dict[datetime, StabilitySums] = {}
     # The first bucket needs a sample at its start boundary, before anything was ingested.
-    wait_until(lambda: scraped_since(scraper.url, datetime.fromtimestamp(0, UTC)), DEADLINE, "a first scrape")
+    wait_until(
+        lambda: scraped_since(scraper.url, datetime.fromtimestamp(0, UTC)),
+        DEADLINE,
+        "a first scrape",
+    )
     async with client(reference, reference.admin_token) as admin:
         boundary = next_boundary(datetime.now(UTC))
         for step in range(3):
@@ -132,11 +150,13 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
             await admin.ingest([IngestBucket(model_id=MODEL, start=start, **sums.model_dump())])
             taken = (datetime.now(UTC) - boundary).total_seconds()
             assert taken < (BUCKET - SCRAPE_MARGIN).total_seconds(), (
-                f"the ingest finished {taken:.1f}s into the bucket: too late to be surely scraped inside it")
+                f"the ingest finished {taken:.1f}s into the bucket: too late to be surely scraped inside it"
+            )
             ingested[start] = sums
             boundary += BUCKET
 
     async with client(reader, reader.viewer_token) as viewer:
+
         async def all_three() -> StabilitySeries | None:
             series = await viewer.stability(MODEL, Window.H1)
             return series if {p.start for p in series.points} >= set(ingested) else None
@@ -153,11 +173,15 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
 
     source = reader.backend.metrics
     assert isinstance(source, PrometheusMetricsSource)
-    assert source.probe() == len(reference.backend.registry), "the instant query counts every exported model"
+    assert source.probe() == len(reference.backend.registry), (
+        "the instant query counts every exported model"
+    )
     assert from_store.bucket == from_prometheus.bucket == BUCKET
     store_points = {p.start: p for p in from_store.points}
     prometheus_points = {p.start: p for p in from_prometheus.points}
-    assert set(prometheus_points) == set(ingested), "Prometheus must not invent buckets where counters did not grow"
+    assert set(prometheus_points) == set(ingested), (
+        "Prometheus must not invent buckets where counters did not grow"
+    )
     for start, sums in ingested.items():
         local, remote = store_points[start], prometheus_points[start]
         assert local.calibration == pytest.approx(sums.calibration, rel=1e-12)
@@ -170,8 +194,12 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
 async def test_prometheus_down_and_prometheus_errors_are_problem_details(
     reader: EmbeddedServer, scraper: Daemon
 ) -> None:
-    down = PrometheusMetricsSource(f"http://127.0.0.1:{free_port()}", BUCKET, lag=BUCKET,
-                                   timeouts=PrometheusTimeouts(connect=1.0, query=2.0))
+    down = PrometheusMetricsSource(
+        f"http://127.0.0.1:{free_port()}",
+        BUCKET,
+        lag=BUCKET,
+        timeouts=PrometheusTimeouts(connect=1.0, query=2.0),
+    )
     refused = PrometheusMetricsSource(scraper.url, BUCKET, lag=BUCKET, selector='job=~"("')
     try:
         with pytest.raises(PrometheusUnreachable):

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleetdesk.server.integrations import prometheus_rules as rules
 from fleetdesk.cli import main
 from fleetdesk.domain.registry import Tier
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands, StabilitySums
+from fleetdesk.server.integrations import prometheus_rules as rules
 from fleetdesk.server.integrations.alertmanager import ALERT_NAME, SEVERITY_BY_TIER
 
 from .processes import require_binary
@@ -31,12 +31,16 @@ def write_rules(directory: Path) -> tuple[Path, Path]:
     recording = directory / "recording.yml"
     alerts = directory / "alerts.yml"
     recording.write_text(rules.recording_rule_file(POLICY).to_yaml())
-    alerts.write_text(rules.alert_rule_file(POLICY, DEFAULT_BANDS, {WIDE_TYPE: WIDE_BANDS}).to_yaml())
+    alerts.write_text(
+        rules.alert_rule_file(POLICY, DEFAULT_BANDS, {WIDE_TYPE: WIDE_BANDS}).to_yaml()
+    )
     return recording, alerts
 
 
 def promtool(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([require_binary("promtool"), *map(str, args)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [require_binary("promtool"), *map(str, args)], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_generated_rules_pass_promtool_check(tmp_path: Path) -> None:
@@ -59,17 +63,26 @@ def test_example_prometheus_config_loads_the_committed_rules() -> None:
     assert "SUCCESS: 2 rule files found" in result.stdout
 
 
-def test_committed_examples_are_what_the_generator_prints(capsys: pytest.CaptureFixture[str]) -> None:
-    for kind, name in (("recording", "fleetdesk-recording.yml"), ("alerts", "fleetdesk-alerts.yml")):
+def test_committed_examples_are_what_the_generator_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for kind, name in (
+        ("recording", "fleetdesk-recording.yml"),
+        ("alerts", "fleetdesk-alerts.yml"),
+    ):
         assert main(["rules", kind, "--fleet", "small"]) == 0
-        assert capsys.readouterr().out == (DEPLOY / name).read_text(), f"regenerate deploy/prometheus/{name}"
+        assert capsys.readouterr().out == (DEPLOY / name).read_text(), (
+            f"regenerate deploy/prometheus/{name}"
+        )
 
 
 def _series(metric: str, labels: str, per_minute: float, minutes: int) -> dict[str, str]:
     return {"series": f"{metric}{{{labels}}}", "values": f"0+{per_minute!r}x{minutes}"}
 
 
-def _model_series(model_id: str, model_type: str, sums: StabilitySums, minutes: int) -> list[dict[str, str]]:
+def _model_series(
+    model_id: str, model_type: str, sums: StabilitySums, minutes: int
+) -> list[dict[str, str]]:
     """Counters that grow by ``sums`` every minute."""
     labels = f'model_id="{model_id}",model_type="{model_type}",tier="TIER1"'
     return [
@@ -80,13 +93,20 @@ def _model_series(model_id: str, model_type: str, sums: StabilitySums, minutes: 
     ]
 
 
-def _close_to(record: str, model_id: str, model_type: str, value: float | None) -> dict[str, object]:
+def _close_to(
+    record: str, model_id: str, model_type: str, value: float | None
+) -> dict[str, object]:
     """A promtool check that ``record`` of one model is within 1e-9 (relative) of ``value``."""
     assert value is not None
     return {
         "expr": f'abs({record}{{model_id="{model_id}"}} / {value!r} - 1) < bool 1e-9',
         "eval_time": "90m",
-        "exp_samples": [{"labels": f'{{model_id="{model_id}",model_type="{model_type}",tier="TIER1"}}', "value": 1}],
+        "exp_samples": [
+            {
+                "labels": f'{{model_id="{model_id}",model_type="{model_type}",tier="TIER1"}}',
+                "value": 1,
+            }
+        ],
     }
 
 
@@ -94,12 +114,18 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
     recording, alerts = write_rules(tmp_path)
     # One minute of traffic per model, repeated: the 1h window sums 60 of them,
     # and ratios of window sums equal the one-minute ratios the domain computes.
-    healthy = StabilitySums.from_events([(0.4, 1.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0)] * 5)
-    drifting = StabilitySums.from_events([(0.6, 1.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0)] * 5)
+    healthy = StabilitySums.from_events(
+        [(0.4, 1.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0)] * 5
+    )
+    drifting = StabilitySums.from_events(
+        [(0.6, 1.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0)] * 5
+    )
     no_positives = StabilitySums.from_events([(0.2, 0.0, 1.0)] * 20)
     assert DEFAULT_BANDS.health(healthy).value == "stable"
     assert DEFAULT_BANDS.health(drifting).value == "unstable"
-    assert WIDE_BANDS.health(drifting).value == "stable"  # the same numbers pass under the wider bands
+    assert (
+        WIDE_BANDS.health(drifting).value == "stable"
+    )  # the same numbers pass under the wider bands
     minutes = 150
     hour = timedelta(hours=1)
     labels = 'model_id="{}",model_type="{}",tier="TIER1"'
@@ -118,24 +144,45 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
                 "promql_expr_test": [
                     *[
                         _close_to(record, model_id, model_type, value)
-                        for model_id, model_type, sums in (("healthy", "ig_feed_early_mtml", healthy),
-                                                           ("drifting", "ig_feed_early_mtml", drifting),
-                                                           ("drifting_wide", WIDE_TYPE, drifting))
-                        for record, value in ((rules.calibration_record(hour), sums.calibration),
-                                              (rules.ne_record(hour), sums.normalized_entropy))
+                        for model_id, model_type, sums in (
+                            ("healthy", "ig_feed_early_mtml", healthy),
+                            ("drifting", "ig_feed_early_mtml", drifting),
+                            ("drifting_wide", WIDE_TYPE, drifting),
+                        )
+                        for record, value in (
+                            (rules.calibration_record(hour), sums.calibration),
+                            (rules.ne_record(hour), sums.normalized_entropy),
+                        )
                     ],
                     # No positives: no calibration, no NE, no slice verdict (no data, never healthy).
-                    *[{"expr": f'{record}{{model_id="silent"}}', "eval_time": "90m", "exp_samples": []}
-                      for record in (rules.calibration_record(hour), rules.ne_record(hour),
-                                     rules.slice_unstable_record(hour))],
+                    *[
+                        {
+                            "expr": f'{record}{{model_id="silent"}}',
+                            "eval_time": "90m",
+                            "exp_samples": [],
+                        }
+                        for record in (
+                            rules.calibration_record(hour),
+                            rules.ne_record(hour),
+                            rules.slice_unstable_record(hour),
+                        )
+                    ],
                     {
                         "expr": rules.slice_unstable_record(hour),
                         "eval_time": "90m",
                         "exp_samples": [
-                            {"labels": rules.slice_unstable_record(hour) + "{" + labels.format(m, t) + "}", "value": v}
-                            for m, t, v in (("healthy", "ig_feed_early_mtml", 0),
-                                            ("drifting", "ig_feed_early_mtml", 1),
-                                            ("drifting_wide", WIDE_TYPE, 0))
+                            {
+                                "labels": rules.slice_unstable_record(hour)
+                                + "{"
+                                + labels.format(m, t)
+                                + "}",
+                                "value": v,
+                            }
+                            for m, t, v in (
+                                ("healthy", "ig_feed_early_mtml", 0),
+                                ("drifting", "ig_feed_early_mtml", 1),
+                                ("drifting_wide", WIDE_TYPE, 0),
+                            )
                         ],
                     },
                 ],
@@ -146,16 +193,20 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
                         "exp_alerts": [
                             {
                                 "exp_labels": {
-                                    "model_id": "drifting", "model_type": "ig_feed_early_mtml", "tier": "TIER1",
-                                    "severity": "critical", "slo_rule": "page-fast",
-                                    "long_window": "1h", "short_window": "5m",
+                                    "model_id": "drifting",
+                                    "model_type": "ig_feed_early_mtml",
+                                    "tier": "TIER1",
+                                    "severity": "critical",
+                                    "slo_rule": "page-fast",
+                                    "long_window": "1h",
+                                    "short_window": "5m",
                                 },
                                 "exp_annotations": {
                                     "summary": "drifting (TIER1) burns its stability error budget at 14.4x or more"
-                                               " over 1h and 5m",
+                                    " over 1h and 5m",
                                     "description": "Model drifting of type ig_feed_early_mtml (TIER1) is outside its"
-                                                   " calibration/NE bands in more than 14.4x the share of 1h slices"
-                                                   " its 0.99 objective allows; burn rate 100 over 1h.",
+                                    " calibration/NE bands in more than 14.4x the share of 1h slices"
+                                    " its 0.99 objective allows; burn rate 100 over 1h.",
                                     "console": "fleetdesk console --server http://127.0.0.1:8787  # then open drifting",
                                 },
                             }
@@ -175,10 +226,24 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
 def test_example_alertmanager_routing_pages_tier0_and_tier1_escalations(tier: Tier) -> None:
     amtool = require_binary("amtool")
     config = DEPLOY / "alertmanager.yml"
-    assert subprocess.run([amtool, "check-config", str(config)], capture_output=True, timeout=60).returncode == 0
-    labels = [f"alertname={ALERT_NAME}", f"severity={SEVERITY_BY_TIER[tier]}", f"tier={tier.value}",
-              "team=ig-feed-ranking", "model_id=m"]
-    routed = subprocess.run([amtool, "config", "routes", "test", f"--config.file={config}", *labels],
-                            capture_output=True, text=True, timeout=60)
+    assert (
+        subprocess.run(
+            [amtool, "check-config", str(config)], capture_output=True, timeout=60
+        ).returncode
+        == 0
+    )
+    labels = [
+        f"alertname={ALERT_NAME}",
+        f"severity={SEVERITY_BY_TIER[tier]}",
+        f"tier={tier.value}",
+        "team=ig-feed-ranking",
+        "model_id=m",
+    ]
+    routed = subprocess.run(
+        [amtool, "config", "routes", "test", f"--config.file={config}", *labels],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert routed.returncode == 0, routed.stderr
     assert routed.stdout.strip() == ("pager" if tier.rank <= 1 else "tickets")

@@ -14,13 +14,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import SecretStr
 
-from fleetdesk.client import FleetdeskClient, RetryPolicy
+from fleetdesk.client import ActionIntent, FleetdeskClient, RetryPolicy
 from fleetdesk.server import incidents
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.integrations.options import attach_paging
 from fleetdesk.server.integrations.outbox import RetryBackoff
-from fleetdesk.client import ActionIntent
-from fleetdesk.wire import ActionKind
 from fleetdesk.server.integrations.webhook import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -28,6 +26,7 @@ from fleetdesk.server.integrations.webhook import (
     WebhookTarget,
     verify_signature,
 )
+from fleetdesk.wire import ActionKind
 
 SECRET = b"receiver-and-fleetdesk-share-this"
 MODEL = "ig_stories_tray_mtml.v30"
@@ -84,12 +83,17 @@ async def test_webhook_pages_and_resolves_are_signed_and_a_refused_one_is_retrie
     small_server: EmbeddedServer, receiver: Receiver
 ) -> None:
     receiver.statuses = [503]  # the receiver refuses the first try
-    target = WebhookTarget(receiver.url, SECRET, small_server.url, backoff=RetryBackoff(base_delay=0.2, max_delay=0.5))
+    target = WebhookTarget(
+        receiver.url, SECRET, small_server.url, backoff=RetryBackoff(base_delay=0.2, max_delay=0.5)
+    )
     attach_paging(small_server.backend, target)
     try:
-        async with FleetdeskClient(small_server.url, SecretStr(small_server.oncall_token),
-                                   retry=RetryPolicy(attempts=1)) as client:
-            result = await client.perform(ActionIntent.of(ActionKind.ESCALATE, MODEL, reason="calibration 1.3 and rising"))
+        async with FleetdeskClient(
+            small_server.url, SecretStr(small_server.oncall_token), retry=RetryPolicy(attempts=1)
+        ) as client:
+            result = await client.perform(
+                ActionIntent.of(ActionKind.ESCALATE, MODEL, reason="calibration 1.3 and rising")
+            )
         tries = [receiver.next(), receiver.next()]
         # The model is stable, so its incident resolves when checked; the receiver then hears "resolve".
         assert result.incident_id is not None
@@ -103,12 +107,24 @@ async def test_webhook_pages_and_resolves_are_signed_and_a_refused_one_is_retrie
         timestamp = received.headers[TIMESTAMP_HEADER]
         assert abs(time.time() - int(timestamp)) < 60
         assert received.headers[SIGNATURE_HEADER] == independent_signature(timestamp, received.body)
-        assert verify_signature(SECRET, timestamp, received.body, received.headers[SIGNATURE_HEADER])
-        assert not verify_signature(b"another secret", timestamp, received.body, received.headers[SIGNATURE_HEADER])
-        assert not verify_signature(SECRET, timestamp, received.body + b" ", received.headers[SIGNATURE_HEADER])
-        assert not verify_signature(SECRET, str(int(timestamp) - 3600), received.body,
-                                    independent_signature(str(int(timestamp) - 3600), received.body))
-    assert tries[0].headers[DELIVERY_HEADER] == tries[1].headers[DELIVERY_HEADER], "a retry keeps its delivery id"
+        assert verify_signature(
+            SECRET, timestamp, received.body, received.headers[SIGNATURE_HEADER]
+        )
+        assert not verify_signature(
+            b"another secret", timestamp, received.body, received.headers[SIGNATURE_HEADER]
+        )
+        assert not verify_signature(
+            SECRET, timestamp, received.body + b" ", received.headers[SIGNATURE_HEADER]
+        )
+        assert not verify_signature(
+            SECRET,
+            str(int(timestamp) - 3600),
+            received.body,
+            independent_signature(str(int(timestamp) - 3600), received.body),
+        )
+    assert tries[0].headers[DELIVERY_HEADER] == tries[1].headers[DELIVERY_HEADER], (
+        "a retry keeps its delivery id"
+    )
     event = json.loads(tries[1].body)
     assert event["event"] == "page"
     assert event["model_id"] == MODEL

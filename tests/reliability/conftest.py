@@ -14,5 +14,7 @@ from fleetdesk.server.embedded import EmbeddedServer, start_embedded
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """One server for a module's read-only checks (seeding takes most of a second)."""
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-    with start_embedded("small", tmp_path_factory.mktemp("shared") / "fleetdesk.sqlite", now=now) as server:
+    with start_embedded(
+        "small", tmp_path_factory.mktemp("shared") / "fleetdesk.sqlite", now=now
+    ) as server:
         yield server

@@ -31,19 +31,29 @@ class DelayProxy:
                 await task
         await self._server.wait_closed()
 
-    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        server_reader, server_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        for task in (self._pipe(client_reader, server_writer, slow=False),
-                     self._pipe(server_reader, client_writer, slow=True)):
+    async def _accept(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
+        server_reader, server_writer = await asyncio.open_connection(
+            "127.0.0.1", self.upstream_port
+        )
+        for task in (
+            self._pipe(client_reader, server_writer, slow=False),
+            self._pipe(server_reader, client_writer, slow=True),
+        ):
             handle = asyncio.create_task(task)
             self._tasks.add(handle)
             handle.add_done_callback(self._tasks.discard)
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slow: bool) -> None:
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slow: bool
+    ) -> None:
         try:
             while chunk := await reader.read(65536):
                 if slow and self.delay:
-                    await asyncio.sleep(self.delay)  # the fault being simulated, not a wait for state
+                    await asyncio.sleep(
+                        self.delay
+                    )  # the fault being simulated, not a wait for state
                 writer.write(chunk)
                 await writer.drain()
         except (ConnectionError, OSError):

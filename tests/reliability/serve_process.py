@@ -47,12 +47,28 @@ class ServeProcess:
 
     def start(self) -> ServeProcess:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "fleetdesk.cli", "serve", "--db", str(self.db), "--port", str(self.port),
-             "--now", NOW, *self.extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
+            [
+                sys.executable,
+                "-m",
+                "fleetdesk.cli",
+                "serve",
+                "--db",
+                str(self.db),
+                "--port",
+                str(self.port),
+                "--now",
+                NOW,
+                *self.extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=self.env,
         )
         assert self.process.stdout is not None
-        first = self.process.stdout.readline()  # printed once the socket listens and the db is ready
+        first = (
+            self.process.stdout.readline()
+        )  # printed once the socket listens and the db is ready
         self.log.append(first)
         if "fleetdesk serving" not in first:
             rest = self.process.stdout.read() if self.process.wait(30) is not None else ""

@@ -28,10 +28,12 @@ def test_console_survives_a_server_crash_and_shows_the_true_state(tmp_path: Path
         server.kill()
         mark = console.wait_for("disconnected since", since=mark)
         server.start()  # same database and port; someone else acts before the console is back
-        halted = httpx.post(f"{server.url}/v1/models/{EXPERIMENT}/actions/halt-launch",
-                            json={"expected_serving_model_id": EXPERIMENT, "reason": "while the console was away"},
-                            headers={"Authorization": f"Bearer {token}", "Idempotency-Key": uuid.uuid4().hex},
-                            timeout=10)
+        halted = httpx.post(
+            f"{server.url}/v1/models/{EXPERIMENT}/actions/halt-launch",
+            json={"expected_serving_model_id": EXPERIMENT, "reason": "while the console was away"},
+            headers={"Authorization": f"Bearer {token}", "Idempotency-Key": uuid.uuid4().hex},
+            timeout=10,
+        )
         assert halted.status_code == 200, halted.text
         mark = console.wait_for("(halted)", since=mark)
         console.wait_for("live", since=mark)

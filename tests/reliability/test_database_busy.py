@@ -17,7 +17,8 @@ MODEL = "ig_feed_late-stage_mtml.v41"
 
 
 def test_locked_database_is_a_503_problem_then_the_same_intent_applies_once(
-        server_factory: Callable[..., EmbeddedServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    server_factory: Callable[..., EmbeddedServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A short busy timeout keeps the test fast; the behaviour under test is what happens when it runs out.
     monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)
     server = server_factory()
@@ -29,12 +30,16 @@ def test_locked_database_is_a_503_problem_then_the_same_intent_applies_once(
         holder.execute("BEGIN EXCLUSIVE")
         try:
             started = time.monotonic()
-            refused = client.post(f"/v1/models/{MODEL}/actions/note", json=note, headers={"Idempotency-Key": key})
+            refused = client.post(
+                f"/v1/models/{MODEL}/actions/note", json=note, headers={"Idempotency-Key": key}
+            )
             waited = time.monotonic() - started
             assert refused.status_code == 503, refused.text
             assert refused.headers["content-type"].startswith("application/problem+json")
             problem = refused.json()
-            assert problem["type"] == "urn:fleetdesk:problem:unavailable" and problem["status"] == 503
+            assert (
+                problem["type"] == "urn:fleetdesk:problem:unavailable" and problem["status"] == 503
+            )
             assert "busy" in problem["detail"] or "locked" in problem["detail"]
             assert "Traceback" not in refused.text and "sqlite" not in refused.text.lower()
             assert int(refused.headers["retry-after"]) >= 1
@@ -45,9 +50,13 @@ def test_locked_database_is_a_503_problem_then_the_same_intent_applies_once(
             holder.execute("ROLLBACK")
             holder.close()
         # Once the lock is gone the same intent (same key) applies, exactly once.
-        applied = client.post(f"/v1/models/{MODEL}/actions/note", json=note, headers={"Idempotency-Key": key})
+        applied = client.post(
+            f"/v1/models/{MODEL}/actions/note", json=note, headers={"Idempotency-Key": key}
+        )
         assert applied.status_code == 200, applied.text
-        again = client.post(f"/v1/models/{MODEL}/actions/note", json=note, headers={"Idempotency-Key": key})
+        again = client.post(
+            f"/v1/models/{MODEL}/actions/note", json=note, headers={"Idempotency-Key": key}
+        )
         assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true"
         audit = client.get("/v1/audit", params={"model_id": MODEL}).json()
         assert [record["idempotency_key"] for record in audit["items"]] == [key]

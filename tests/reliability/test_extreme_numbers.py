@@ -24,14 +24,17 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from console.console_helpers import screen_text, wait_for  # tests/ is on sys.path (rootdir-relative packages)
+from console.console_helpers import (  # tests/ is on sys.path (rootdir-relative packages)
+    screen_text,
+    wait_for,
+)
 from fleetdesk.client import FleetdeskClient
+from fleetdesk.console.snapshot.app import screenshot
 from fleetdesk.domain.bounds import EARLIEST, LATEST, MAX_BUCKET_SUM, MAX_SIGNAL
 from fleetdesk.domain.stability import binary_entropy
-from fleetdesk.fleets.explanation import explain, render_text
 from fleetdesk.fleets import FleetFileError, load_fleet
+from fleetdesk.fleets.explanation import explain, render_text
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
-from fleetdesk.console.snapshot.app import screenshot
 from fleetdesk.snapshot.export import capture
 from fleetdesk.snapshot.reopen import SnapshotError, parse_snapshot
 from fleetdesk.wire import Window
@@ -40,17 +43,43 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 MODEL = "ig_notifications_late-stage_mtml.v15"
 SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 # One Prometheus text-format sample: name, labels, and a value Go's ParseFloat reads (NaN and ±Inf included).
-SAMPLE = re.compile(r'^[a-z_:]+(\{(?:[a-z_]+="(?:[^"\\\n]|\\[\\"n])*",?)*\})? ([-+]?(?:\d[\d.e+-]*|Inf|NaN))$')
+SAMPLE = re.compile(
+    r'^[a-z_:]+(\{(?:[a-z_]+="(?:[^"\\\n]|\\[\\"n])*",?)*\})? ([-+]?(?:\d[\d.e+-]*|Inf|NaN))$'
+)
 
 FLOATS = st.one_of(
-    st.sampled_from([0.0, -0.0, 5e-324, 1e-320, 2.2250738585072014e-308, 1e-300, 1e-12, 0.5, 1.0, 1e15,
-                     MAX_BUCKET_SUM, MAX_BUCKET_SUM * (1 + 2**-50), 1e300, 1.7976931348623157e308,
-                     math.inf, -math.inf, math.nan, -1.0]),
+    st.sampled_from(
+        [
+            0.0,
+            -0.0,
+            5e-324,
+            1e-320,
+            2.2250738585072014e-308,
+            1e-300,
+            1e-12,
+            0.5,
+            1.0,
+            1e15,
+            MAX_BUCKET_SUM,
+            MAX_BUCKET_SUM * (1 + 2**-50),
+            1e300,
+            1.7976931348623157e308,
+            math.inf,
+            -math.inf,
+            math.nan,
+            -1.0,
+        ]
+    ),
     st.floats(allow_nan=True, allow_infinity=True),
     st.floats(min_value=0.0, max_value=1e7),
 )
-FUZZ = settings(deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    deadline=None,
+    database=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 
 
 def acceptable(sums: dict[str, float]) -> bool:
@@ -72,13 +101,23 @@ def live(tmp_path: Path) -> Iterator[EmbeddedServer]:
 
 
 def _headers(server: EmbeddedServer, key: bool = False) -> dict[str, str]:
-    return {"Authorization": f"Bearer {server.admin_token}", **({"Idempotency-Key": uuid.uuid4().hex} if key else {})}
+    return {
+        "Authorization": f"Bearer {server.admin_token}",
+        **({"Idempotency-Key": uuid.uuid4().hex} if key else {}),
+    }
 
 
-def _post_json(server: EmbeddedServer, path: str, body: Any, method: str = "POST") -> httpx.Response:
+def _post_json(
+    server: EmbeddedServer, path: str, body: Any, method: str = "POST"
+) -> httpx.Response:
     # json.dumps writes NaN and Infinity as bare words, as a careless producer would.
-    return httpx.request(method, server.url + path, content=json.dumps(body), timeout=30,
-                         headers={**_headers(server, key=True), "Content-Type": "application/json"})
+    return httpx.request(
+        method,
+        server.url + path,
+        content=json.dumps(body),
+        timeout=30,
+        headers={**_headers(server, key=True), "Content-Type": "application/json"},
+    )
 
 
 def _set_clock(server: EmbeddedServer, now: datetime) -> None:
@@ -110,14 +149,16 @@ async def _read_everything(server: EmbeddedServer) -> None:
 async def _console_model_view(server: EmbeddedServer) -> str:
     """The live console's model view on the 28-day charts, drawn headlessly; its text."""
     from fleetdesk.console.app import Backend, FleetdeskApp
-    from fleetdesk.settings.console import ConsoleSettings
     from fleetdesk.console.screens.model import ModelScreen
+    from fleetdesk.settings.console import ConsoleSettings
 
     app = FleetdeskApp(Backend(server.url, SecretStr(server.viewer_token)), ConsoleSettings())
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: getattr(app.screen, "_loaded", False), "the fleet")
         app.push_screen(ModelScreen(MODEL))
-        await wait_for(pilot, lambda: getattr(app.screen, "series", None) is not None, "the model view")
+        await wait_for(
+            pilot, lambda: getattr(app.screen, "series", None) is not None, "the model view"
+        )
         await pilot.press("5")  # 28 days: every bucket the test ingested
         await wait_for(pilot, lambda: app.screen.series.window is Window.D28, "the 28-day series")
         return screen_text(app)
@@ -133,8 +174,11 @@ def test_extreme_bucket_sums_are_refused_at_ingest_or_read_everywhere(live: Embe
         start = hour[0]
         hour[0] += timedelta(hours=1)
         _set_clock(live, hour[0])
-        response = _post_json(live, "/v1/metrics", {"buckets": [{"model_id": MODEL, "start": start.isoformat(),
-                                                                 **sums}]})
+        response = _post_json(
+            live,
+            "/v1/metrics",
+            {"buckets": [{"model_id": MODEL, "start": start.isoformat(), **sums}]},
+        )
         if acceptable(sums):
             assert response.status_code == 200, (sums, response.text)
             accepted.append(sums)
@@ -143,13 +187,18 @@ def test_extreme_bucket_sums_are_refused_at_ingest_or_read_everywhere(live: Embe
             problem = response.json()
             assert response.headers["content-type"].startswith("application/problem+json")
             named = {part for error in problem["errors"] for part in error["loc"]} | {
-                word for error in problem["errors"] for word in re.findall(r"[a-z_]+", error["message"])}
+                word
+                for error in problem["errors"]
+                for word in re.findall(r"[a-z_]+", error["message"])
+            }
             assert named & {*SUMS, "calibration", "NE"}, problem  # the refusal names the field
         asyncio.run(_read_everything(live))
         _metrics_parse(live)
 
     ingest_then_read()
-    assert accepted, "no generated bucket was valid: the strategy no longer covers the accepted side"
+    assert accepted, (
+        "no generated bucket was valid: the strategy no longer covers the accepted side"
+    )
     shown = asyncio.run(_console_model_view(live))
     assert "calibration 28d" in shown
 
@@ -163,38 +212,69 @@ def test_extreme_bucket_sums_are_refused_at_ingest_or_read_everywhere(live: Embe
     asyncio.run(export_and_reopen())
 
 
-def test_a_bucket_whose_totals_would_overflow_is_refused_naming_the_field(live: EmbeddedServer) -> None:
+def test_a_bucket_whose_totals_would_overflow_is_refused_naming_the_field(
+    live: EmbeddedServer,
+) -> None:
     import sqlite3
 
     foreign = sqlite3.connect(live.db_path, timeout=10)
     with foreign:  # a database from before totals were bounded, or edited by hand
-        foreign.execute("UPDATE models SET total_weight = 2e300, total_cross_entropy_sum = 1e999 WHERE id = ?",
-                        (MODEL,))
+        foreign.execute(
+            "UPDATE models SET total_weight = 2e300, total_cross_entropy_sum = 1e999 WHERE id = ?",
+            (MODEL,),
+        )
     foreign.close()
     _set_clock(live, NOW + timedelta(hours=1))
-    response = _post_json(live, "/v1/metrics", {"buckets": [{"model_id": MODEL, "start": NOW.isoformat(),
-                                                             "weight": 1e6, "label_sum": 1e5,
-                                                             "prediction_sum": 1e5, "cross_entropy_sum": 3e5}]})
+    response = _post_json(
+        live,
+        "/v1/metrics",
+        {
+            "buckets": [
+                {
+                    "model_id": MODEL,
+                    "start": NOW.isoformat(),
+                    "weight": 1e6,
+                    "label_sum": 1e5,
+                    "prediction_sum": 1e5,
+                    "cross_entropy_sum": 3e5,
+                }
+            ]
+        },
+    )
     assert response.status_code == 422, response.text
     assert [error["loc"] for error in response.json()["errors"]] == [
-        ["body", "buckets", 0, "weight"], ["body", "buckets", 0, "cross_entropy_sum"]]
+        ["body", "buckets", 0, "weight"],
+        ["body", "buckets", 0, "cross_entropy_sum"],
+    ]
     _metrics_parse(live)  # +Inf is a sample value the text format knows, not a 500
-    assert f'fleetdesk_stability_cross_entropy_sum_total{{model_id="{MODEL}"' in httpx.get(live.url + "/metrics").text
+    assert (
+        f'fleetdesk_stability_cross_entropy_sum_total{{model_id="{MODEL}"'
+        in httpx.get(live.url + "/metrics").text
+    )
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    with start_embedded("small", tmp_path_factory.mktemp("snap") / "fleetdesk.sqlite", now=NOW) as server:
+    with start_embedded(
+        "small", tmp_path_factory.mktemp("snap") / "fleetdesk.sqlite", now=NOW
+    ) as server:
+
         async def fetch() -> str:
             async with FleetdeskClient(server.url, SecretStr(server.viewer_token)) as client:
-                return (await capture(client, server.url, MODEL, windows=[Window.H24])).model_dump_json()
+                return (
+                    await capture(client, server.url, MODEL, windows=[Window.H24])
+                ).model_dump_json()
 
         return json.loads(asyncio.run(fetch()))
 
 
-def test_a_snapshot_edited_to_hold_extreme_numbers_is_refused_or_drawn(exported: dict[str, Any]) -> None:
-    @given(st.fixed_dictionaries({name: FLOATS for name in SUMS}),
-           st.sampled_from(["points", "baseline_points"]))
+def test_a_snapshot_edited_to_hold_extreme_numbers_is_refused_or_drawn(
+    exported: dict[str, Any],
+) -> None:
+    @given(
+        st.fixed_dictionaries({name: FLOATS for name in SUMS}),
+        st.sampled_from(["points", "baseline_points"]),
+    )
     @settings(FUZZ, max_examples=12)
     def reopen(sums: dict[str, float], which: str) -> None:
         document = json.loads(json.dumps(exported))
@@ -213,13 +293,35 @@ def test_a_snapshot_edited_to_hold_extreme_numbers_is_refused_or_drawn(exported:
 
 
 TIMES = st.one_of(
-    st.datetimes(timezones=st.sampled_from([UTC, *(timezone(timedelta(hours=h)) for h in (-23, -5, 5, 23))])),
-    st.sampled_from([datetime(9999, 12, 31, 23, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC),
-                     datetime(2200, 1, 1, tzinfo=UTC), datetime(1969, 12, 31, 23, 59, tzinfo=UTC)]),
+    st.datetimes(
+        timezones=st.sampled_from([UTC, *(timezone(timedelta(hours=h)) for h in (-23, -5, 5, 23))])
+    ),
+    st.sampled_from(
+        [
+            datetime(9999, 12, 31, 23, tzinfo=UTC),
+            datetime(1, 1, 1, tzinfo=UTC),
+            datetime(2200, 1, 1, tzinfo=UTC),
+            datetime(1969, 12, 31, 23, 59, tzinfo=UTC),
+        ]
+    ),
 )
-TIME_TEXT = st.one_of(TIMES.map(datetime.isoformat),
-                      st.sampled_from(["0", "0.0", "1e10", "-1", "2026-11-30", "2026-11-30T12:00:00",
-                                       "2026-11-30 12:00:00Z", "now", "", "9999-12-31T23:00:00-05:00"]))
+TIME_TEXT = st.one_of(
+    TIMES.map(datetime.isoformat),
+    st.sampled_from(
+        [
+            "0",
+            "0.0",
+            "1e10",
+            "-1",
+            "2026-11-30",
+            "2026-11-30T12:00:00",
+            "2026-11-30 12:00:00Z",
+            "now",
+            "",
+            "9999-12-31T23:00:00-05:00",
+        ]
+    ),
+)
 
 
 def _in_calendar(text: str) -> bool:
@@ -234,13 +336,17 @@ def test_date_time_query_parameters_are_rfc3339_in_the_calendar(live: EmbeddedSe
     @given(TIME_TEXT, st.sampled_from(["since", "until"]))
     @settings(FUZZ, max_examples=60)
     def query(text: str, name: str) -> None:
-        response = httpx.get(f"{live.url}/v1/audit", params={name: text}, headers=_headers(live), timeout=30)
+        response = httpx.get(
+            f"{live.url}/v1/audit", params={name: text}, headers=_headers(live), timeout=30
+        )
         assert response.status_code == (200 if _in_calendar(text) else 422), (text, response.text)
 
     query()
 
 
-def test_the_clock_moves_only_inside_the_calendar_and_every_view_reads_at_its_end(live: EmbeddedServer) -> None:
+def test_the_clock_moves_only_inside_the_calendar_and_every_view_reads_at_its_end(
+    live: EmbeddedServer,
+) -> None:
     @given(TIME_TEXT)
     @settings(FUZZ, max_examples=40)
     def move(text: str) -> None:
@@ -250,10 +356,15 @@ def test_the_clock_moves_only_inside_the_calendar_and_every_view_reads_at_its_en
             assert response.status_code == 200, (text, response.text)
         else:
             assert response.status_code in (409, 422), (text, response.text)
-            assert httpx.get(f"{live.url}/v1/info", headers=_headers(live), timeout=30).json()["now"] == before
+            assert (
+                httpx.get(f"{live.url}/v1/info", headers=_headers(live), timeout=30).json()["now"]
+                == before
+            )
 
     move()
-    _set_clock(live, LATEST - timedelta(hours=1))  # the last hour fleetdesk accepts: every reader still works
+    _set_clock(
+        live, LATEST - timedelta(hours=1)
+    )  # the last hour fleetdesk accepts: every reader still works
     asyncio.run(_read_everything(live))
     _metrics_parse(live)
     assert "calibration 28d" in asyncio.run(_console_model_view(live))
@@ -263,10 +374,24 @@ PROFILE_FLOATS = st.one_of(FLOATS, st.floats(min_value=1e-3, max_value=1e3))
 
 
 def test_a_fleet_file_with_extreme_numbers_is_refused_or_explained(tmp_path: Path) -> None:
-    fleet = json.loads((Path(__file__).parents[2] / "fixtures" / "fleets" / "small.json").read_text())
+    fleet = json.loads(
+        (Path(__file__).parents[2] / "fixtures" / "fleets" / "small.json").read_text()
+    )
 
-    @given(st.sampled_from(["events_per_bucket", "base_rate", "calibration", "normalized_entropy", "noise",
-                            "magnitude"]), PROFILE_FLOATS, st.integers(min_value=1, max_value=40))
+    @given(
+        st.sampled_from(
+            [
+                "events_per_bucket",
+                "base_rate",
+                "calibration",
+                "normalized_entropy",
+                "noise",
+                "magnitude",
+            ]
+        ),
+        PROFILE_FLOATS,
+        st.integers(min_value=1, max_value=40),
+    )
     @example("events_per_bucket", math.inf, 1)  # the member the issue found
     @settings(FUZZ, max_examples=150)
     def load(field: str, value: float, copies: int) -> None:
@@ -274,8 +399,12 @@ def test_a_fleet_file_with_extreme_numbers_is_refused_or_explained(tmp_path: Pat
         model_id = document["models"][0]["id"]
         if field == "magnitude":
             # Overlapping incidents multiply: many copies of one must not leave a bucket's bounds either.
-            incident = {"model_id": model_id, "kind": "traffic_shift", "start": document["history"]["start"],
-                        "magnitude": value}
+            incident = {
+                "model_id": model_id,
+                "kind": "traffic_shift",
+                "start": document["history"]["start"],
+                "magnitude": value,
+            }
             document["history"]["incidents"] += [incident] * copies
         else:
             document["history"]["profiles"][model_id][field] = value
@@ -288,7 +417,9 @@ def test_a_fleet_file_with_extreme_numbers_is_refused_or_explained(tmp_path: Pat
             return
         text = render_text(explain(loaded, model_id))
         assert model_id in text
-        for bucket in loaded.buckets(model_id):  # and each bucket could be ingested, as a drill does
+        for bucket in loaded.buckets(
+            model_id
+        ):  # and each bucket could be ingested, as a drill does
             assert all(math.isfinite(getattr(bucket, name)) for name in SUMS)
 
     load()
@@ -307,8 +438,10 @@ def test_a_scenario_with_extreme_numbers_or_durations_is_refused_naming_the_fiel
     numbers = ["inf", "-inf", "nan", "+inf", "1e999", "1e308", "0", "-1"]
     too_long = ["P999999999D", "P1000D", "P36500D", "-P1000D"]
     fields = st.one_of(
-        st.tuples(st.sampled_from(["acknowledge_within = 60", "time_limit = 150", "magnitude = 1.5"]),
-                  st.sampled_from(numbers)),
+        st.tuples(
+            st.sampled_from(["acknowledge_within = 60", "time_limit = 150", "magnitude = 1.5"]),
+            st.sampled_from(numbers),
+        ),
         # An injection may start before the drill (a negative after), but no duration is longer than LONGEST.
         st.tuples(st.just('length = "P7D"'), st.sampled_from([*too_long, "PT-1S", "-P1D"])),
         st.tuples(st.just('after = "PT2H"'), st.sampled_from(too_long)),

@@ -22,7 +22,10 @@ NOTE = "x" * 9000  # a few pages per note: the disk fills in a few hundred write
 def small_disk(tmp_path: Path) -> Path:
     mount = tmp_path / "disk"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)]).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)]).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a small tmpfs here")
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=False)
@@ -33,9 +36,22 @@ def _writes(now: datetime) -> dict[str, tuple[str, str, dict]]:
     closed = now - timedelta(hours=1)
     return {
         "action": ("POST", f"/v1/models/{MODEL}/actions/note", {"text": "written on a full disk"}),
-        "ingest": ("POST", "/v1/metrics", {"buckets": [{"model_id": "ig_notifications_late-stage_mtml.v15",
-                                                        "start": closed.isoformat(), "weight": 1e4, "label_sum": 1e3,
-                                                        "prediction_sum": 1e3, "cross_entropy_sum": 2.6e3}]}),
+        "ingest": (
+            "POST",
+            "/v1/metrics",
+            {
+                "buckets": [
+                    {
+                        "model_id": "ig_notifications_late-stage_mtml.v15",
+                        "start": closed.isoformat(),
+                        "weight": 1e4,
+                        "label_sum": 1e3,
+                        "prediction_sum": 1e3,
+                        "cross_entropy_sum": 2.6e3,
+                    }
+                ]
+            },
+        ),
         "clock": ("PUT", "/v1/clock", {"now": (now + timedelta(hours=1)).isoformat()}),
     }
 
@@ -46,15 +62,20 @@ def test_a_full_disk_is_a_507_not_ready_and_nothing_lost(small_disk: Path) -> No
     try:
         with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
             now = datetime.fromisoformat(NOW) + timedelta(hours=1)  # the seeded history ends at NOW
-            moved = client.put("/v1/clock", json={"now": now.isoformat()}, headers={"Idempotency-Key": "first"})
+            moved = client.put(
+                "/v1/clock", json={"now": now.isoformat()}, headers={"Idempotency-Key": "first"}
+            )
             assert moved.status_code == 200, moved.text
             free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
             (small_disk / "filler").write_bytes(b"\0" * max(free - 256 * 1024, 0))
             # Notes until the disk refuses one (the WAL takes the last free pages).
             refused = None
             for _ in range(400):
-                response = client.post(f"/v1/models/{MODEL}/actions/note", json={"text": NOTE},
-                                       headers={"Idempotency-Key": uuid.uuid4().hex})
+                response = client.post(
+                    f"/v1/models/{MODEL}/actions/note",
+                    json={"text": NOTE},
+                    headers={"Idempotency-Key": uuid.uuid4().hex},
+                )
                 if response.status_code != 200:
                     refused = response
                     break
@@ -66,23 +87,35 @@ def test_a_full_disk_is_a_507_not_ready_and_nothing_lost(small_disk: Path) -> No
 
             keys = {kind: uuid.uuid4().hex for kind in _writes(now)}
             for kind, (method, path, body) in _writes(now).items():
-                response = client.request(method, path, json=body, headers={"Idempotency-Key": keys[kind]})
+                response = client.request(
+                    method, path, json=body, headers={"Idempotency-Key": keys[kind]}
+                )
                 assert response.status_code == 507, (kind, response.text)
                 assert "Traceback" not in response.text and "sqlite" not in response.text.lower()
             ready = client.get("/readyz")
             assert ready.status_code == 503 and "disk is full" in ready.json()["detail"], ready.text
             assert client.get("/v1/fleet/summary").status_code == 200  # reads go on
-            assert client.get("/v1/info").json()["now"] == now.isoformat().replace("+00:00", "Z")  # clock too
-            assert client.get("/v1/audit", params={"limit": 1000}).json()["total"] == audited  # nothing half-done
+            assert client.get("/v1/info").json()["now"] == now.isoformat().replace(
+                "+00:00", "Z"
+            )  # clock too
+            assert (
+                client.get("/v1/audit", params={"limit": 1000}).json()["total"] == audited
+            )  # nothing half-done
 
             (small_disk / "filler").unlink()
             assert client.get("/readyz").status_code == 200
             for kind, (method, path, body) in _writes(now).items():
-                applied = client.request(method, path, json=body, headers={"Idempotency-Key": keys[kind]})
+                applied = client.request(
+                    method, path, json=body, headers={"Idempotency-Key": keys[kind]}
+                )
                 assert applied.status_code == 200, (kind, applied.text)
-                again = client.request(method, path, json=body, headers={"Idempotency-Key": keys[kind]})
+                again = client.request(
+                    method, path, json=body, headers={"Idempotency-Key": keys[kind]}
+                )
                 assert again.headers.get("idempotent-replayed") == "true", kind
-            assert client.get("/v1/audit", params={"limit": 1000}).json()["total"] == audited + 1  # the note, once
+            assert (
+                client.get("/v1/audit", params={"limit": 1000}).json()["total"] == audited + 1
+            )  # the note, once
     finally:
         server.stop()
     assert not [line for line in server.log if "Traceback" in line and "OperationalError" in line]
@@ -95,7 +128,8 @@ def test_the_readiness_probe_answers_for_the_disk_before_a_write_fails(small_dis
         free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
         (small_disk / "filler").write_bytes(b"\0" * max(free - 64 * 1024, 0))
         ready = httpx.get(server.url + "/readyz", timeout=10)
-        assert ready.status_code == 503 and ready.json()["type"] == "urn:fleetdesk:problem:unavailable"
+        assert (
+            ready.status_code == 503 and ready.json()["type"] == "urn:fleetdesk:problem:unavailable"
+        )
     finally:
         server.stop()
-

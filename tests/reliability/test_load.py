@@ -24,17 +24,20 @@ from fleetdesk.client import (
     RetryPolicy,
     StaleState,
 )
+from fleetdesk.wire import ActionKind
 
 from .serve_process import ServeProcess, admin_token, free_port
-from fleetdesk.wire import ActionKind
 
 CLIENTS = 50
 SECONDS = 5.0
 MIN_CALLS_PER_CLIENT = 4
 MAX_CALLS_PER_CLIENT = 60
 EXPERIMENTS = ["ig_feed_late-stage_mtml.x1-watch-time", "ig_reels_late-stage_dhen.x4-int8"]
-PAGING = ["ig_feed_late-stage_mtml.x1-watch-time", "fb_cross-surface_late-stage_transformer.fm-v4",
-          "fb_feed_late-stage_dhen.v52"]
+PAGING = [
+    "ig_feed_late-stage_mtml.x1-watch-time",
+    "fb_cross-surface_late-stage_transformer.fm-v4",
+    "fb_feed_late-stage_dhen.v52",
+]
 ANY = [*EXPERIMENTS, *PAGING, "ig_feed_late-stage_mtml.v41", "ig_tagging_late-stage_dlrm.v6"]
 EXPECTED = (StaleState, AlreadyAcknowledged)
 
@@ -42,7 +45,9 @@ EXPECTED = (StaleState, AlreadyAcknowledged)
 def _intent(rng: random.Random, n: int) -> ActionIntent:
     choice = rng.randrange(4)
     if choice == 0:
-        model = rng.choice(EXPERIMENTS)  # every client believes the experiment still serves: one wins
+        model = rng.choice(
+            EXPERIMENTS
+        )  # every client believes the experiment still serves: one wins
         kind = rng.choice([ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT])
         return ActionIntent.of(kind, model, expected_serving_model_id=model, reason=f"load {n}")
     if choice == 1:
@@ -98,17 +103,29 @@ async def _load(url: str, token: SecretStr) -> None:
 
     async with contextlib.AsyncExitStack() as stack:
         # Opened first: building 50 HTTP clients takes seconds of CPU on a loaded box, none of it the server's.
-        clients = [await stack.enter_async_context(FleetdeskClient(
-            url, token, timeouts=ClientTimeouts(connect=5, read=20, write=20, pool=5, deadline=30),
-            retry=RetryPolicy(attempts=1))) for _ in range(CLIENTS)]
+        clients = [
+            await stack.enter_async_context(
+                FleetdeskClient(
+                    url,
+                    token,
+                    timeouts=ClientTimeouts(connect=5, read=20, write=20, pool=5, deadline=30),
+                    retry=RetryPolicy(attempts=1),
+                )
+            )
+            for _ in range(CLIENTS)
+        ]
         started = time.monotonic()
-        await asyncio.gather(*(client_loop(client, seed, started + SECONDS) for seed, client in enumerate(clients)))
+        await asyncio.gather(
+            *(client_loop(client, seed, started + SECONDS) for seed, client in enumerate(clients))
+        )
     elapsed = time.monotonic() - started
     print(f"{CLIENTS} clients, {elapsed:.1f}s: {dict(outcomes)}")
     assert not unexpected, unexpected[:10]
     assert sum(outcomes.values()) >= CLIENTS * MIN_CALLS_PER_CLIENT, outcomes
     assert outcomes["read"] >= CLIENTS and outcomes["applied"] >= CLIENTS // 2, outcomes
-    assert outcomes["StaleState"] >= 1, "conflicting rollbacks never met: the test did not exercise conflicts"
+    assert outcomes["StaleState"] >= 1, (
+        "conflicting rollbacks never met: the test did not exercise conflicts"
+    )
 
     async with FleetdeskClient(url, token) as admin:
         records = []
@@ -118,5 +135,9 @@ async def _load(url: str, token: SecretStr) -> None:
             if len(records) >= page.total or not page.items:
                 break
     ids = Counter(record.id for record in records)
-    assert sorted(ids) == sorted(acknowledged), "an acknowledged action is missing from the audit log, or extra"
-    assert sum(1 for r in records if r.action in ("rollback", "end-experiment", "end_experiment")) == len(EXPERIMENTS)
+    assert sorted(ids) == sorted(acknowledged), (
+        "an acknowledged action is missing from the audit log, or extra"
+    )
+    assert sum(
+        1 for r in records if r.action in ("rollback", "end-experiment", "end_experiment")
+    ) == len(EXPERIMENTS)

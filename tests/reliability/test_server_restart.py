@@ -29,10 +29,9 @@ from fleetdesk.client import (
     RetryPolicy,
     Update,
 )
-from fleetdesk.wire import ActionEventData
+from fleetdesk.wire import ActionEventData, ActionKind
 
 from .serve_process import ServeProcess, admin_token, free_port
-from fleetdesk.wire import ActionKind
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 TIMEOUTS = ClientTimeouts(connect=1, read=5, write=5, pool=2, deadline=3, stream_idle=30)
@@ -57,8 +56,11 @@ class Feed:
         return [u.state for u in self.updates if isinstance(u, ConnectionUpdate)]
 
     def action_keys(self) -> list[str]:
-        return [u.data.audit.idempotency_key for u in self.updates
-                if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)]
+        return [
+            u.data.audit.idempotency_key
+            for u in self.updates
+            if isinstance(u, EventUpdate) and isinstance(u.data, ActionEventData)
+        ]
 
     async def wait(self, condition: Callable[[], bool], what: str, deadline: float = 20) -> None:
         give_up = time.monotonic() + deadline
@@ -85,10 +87,12 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[ServeProcess, str]]:
 
 
 async def test_killed_and_restarted_server_under_live_feed_and_in_flight_actions(
-        served: tuple[ServeProcess, str]) -> None:
+    served: tuple[ServeProcess, str],
+) -> None:
     server, token = served
-    async with FleetdeskClient(server.url, SecretStr(token), timeouts=TIMEOUTS, retry=RETRY,
-                               stream=STREAM) as client:
+    async with FleetdeskClient(
+        server.url, SecretStr(token), timeouts=TIMEOUTS, retry=RETRY, stream=STREAM
+    ) as client:
         feed = Feed(client)
         try:
             await feed.wait(lambda: ConnectionState.LIVE in feed.states(), "the live stream")
@@ -112,11 +116,15 @@ async def test_killed_and_restarted_server_under_live_feed_and_in_flight_actions
             await feed.wait(lambda: len(acknowledged) >= 10, "the first acknowledged actions")
             server.kill()  # with actions in flight
             await asyncio.gather(*sending)
-            await feed.wait(lambda: feed.states()[-1] is ConnectionState.RECONNECTING, "the feed to notice")
+            await feed.wait(
+                lambda: feed.states()[-1] is ConnectionState.RECONNECTING, "the feed to notice"
+            )
             assert len(unconfirmed) == SENDERS, "a sender outlived the server"
 
             server.start()  # same database, same port
-            await feed.wait(lambda: feed.states()[-1] is ConnectionState.LIVE, "the feed to come back")
+            await feed.wait(
+                lambda: feed.states()[-1] is ConnectionState.LIVE, "the feed to come back"
+            )
             # Sending each unconfirmed intent again is safe: the same key, so at most once in total.
             for intent in unconfirmed:
                 await client.perform(intent)
@@ -125,7 +133,11 @@ async def test_killed_and_restarted_server_under_live_feed_and_in_flight_actions
 
             audit = await client.audit(model_id=MODEL, page=PageRequest(limit=1000))
             records = Counter(record.idempotency_key for record in audit.items)
-            assert audit.total == len(intents) and set(records) == everything and max(records.values()) == 1
+            assert (
+                audit.total == len(intents)
+                and set(records) == everything
+                and max(records.values()) == 1
+            )
             events = Counter(feed.action_keys())
             assert max(events.values()) == 1, "the feed delivered an event twice across the restart"
             ids = [u.event.id for u in feed.updates if isinstance(u, EventUpdate)]

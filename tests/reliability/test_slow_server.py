@@ -13,23 +13,38 @@ from urllib.parse import urlparse
 import pytest
 from pydantic import SecretStr
 
-from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, NotConfirmed, RetryPolicy, Unavailable
+from fleetdesk.client import (
+    ActionIntent,
+    ClientTimeouts,
+    FleetdeskClient,
+    NotConfirmed,
+    RetryPolicy,
+    Unavailable,
+)
 from fleetdesk.server.embedded import EmbeddedServer
+from fleetdesk.wire import ActionKind
 
 from .delay_proxy import DelayProxy
-from fleetdesk.wire import ActionKind
 
 MODEL = "ig_feed_late-stage_mtml.x1-watch-time"
 DEADLINE = 1.0
 TIMEOUTS = ClientTimeouts(connect=1, read=0.5, write=1, pool=1, deadline=DEADLINE)
 
 
-async def test_answers_past_the_deadline_are_not_confirmed_and_a_retry_applies_once(server: EmbeddedServer) -> None:
+async def test_answers_past_the_deadline_are_not_confirmed_and_a_retry_applies_once(
+    server: EmbeddedServer,
+) -> None:
     port = urlparse(server.url).port
     assert port is not None
-    async with DelayProxy(port, delay=DEADLINE * 5) as proxy, FleetdeskClient(
-            proxy.url, SecretStr(server.oncall_token), timeouts=TIMEOUTS,
-            retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.05)) as client:
+    async with (
+        DelayProxy(port, delay=DEADLINE * 5) as proxy,
+        FleetdeskClient(
+            proxy.url,
+            SecretStr(server.oncall_token),
+            timeouts=TIMEOUTS,
+            retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.05),
+        ) as client,
+    ):
         started = time.monotonic()
         with pytest.raises(Unavailable):
             await client.fleet_summary()
@@ -40,7 +55,10 @@ async def test_answers_past_the_deadline_are_not_confirmed_and_a_retry_applies_o
         with pytest.raises(NotConfirmed) as caught:
             await client.perform(intent)
         assert time.monotonic() - started < 3 * DEADLINE, "an action outlived its deadline"
-        assert "not confirmed" in caught.value.message.lower() or "confirm" in caught.value.message.lower()
+        assert (
+            "not confirmed" in caught.value.message.lower()
+            or "confirm" in caught.value.message.lower()
+        )
 
         proxy.delay = 0
         # The server did act; only its answer was lost in the slow link.

@@ -32,8 +32,11 @@ from .serve_process import serve_ready
 MIB = 1024 * 1024
 ATTACK_BYTES = 100 * MIB
 # Every route that takes a body (ingest has the largest limit).
-BODY_ROUTES = [("POST", "/v1/metrics"), ("PUT", "/v1/clock"),
-               ("POST", "/v1/models/ig_feed_late-stage_mtml.v41/actions/note")]
+BODY_ROUTES = [
+    ("POST", "/v1/metrics"),
+    ("PUT", "/v1/clock"),
+    ("POST", "/v1/models/ig_feed_late-stage_mtml.v41/actions/note"),
+]
 
 
 def _peak_rss(pid: int) -> int:
@@ -48,7 +51,11 @@ def _send_body(url: str, method: str, path: str, framing: str, total: int = ATTA
     """Send ``total`` bytes without a token; stops sending once the server answers. Returns what it answered."""
     host, port = url.removeprefix("http://").split(":")
     head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-    head += f"Content-Length: {total}\r\n\r\n" if framing == "length" else "Transfer-Encoding: chunked\r\n\r\n"
+    head += (
+        f"Content-Length: {total}\r\n\r\n"
+        if framing == "length"
+        else "Transfer-Encoding: chunked\r\n\r\n"
+    )
     chunk = b"[" * MIB
     piece = chunk if framing == "length" else b"%x\r\n%s\r\n" % (len(chunk), chunk)
     pending, pieces_left = memoryview(head.encode()), total // MIB
@@ -56,7 +63,9 @@ def _send_body(url: str, method: str, path: str, framing: str, total: int = ATTA
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         sock.setblocking(False)
         while not answer.endswith(b"}"):
-            readable, writable, _ = select.select([sock], [sock] if pending or pieces_left else [], [], 30)
+            readable, writable, _ = select.select(
+                [sock], [sock] if pending or pieces_left else [], [], 30
+            )
             if not readable and not writable:
                 break  # no answer in 30 s: the assertion on it says so
             if readable:
@@ -71,7 +80,7 @@ def _send_body(url: str, method: str, path: str, framing: str, total: int = ATTA
             if not pending:
                 pending, pieces_left = memoryview(piece), pieces_left - 1
             try:
-                pending = pending[sock.send(pending[:65536]):]
+                pending = pending[sock.send(pending[:65536]) :]
             except (BlockingIOError, InterruptedError):
                 continue
             except (BrokenPipeError, ConnectionResetError):
@@ -79,7 +88,9 @@ def _send_body(url: str, method: str, path: str, framing: str, total: int = ATTA
     return answer
 
 
-def test_an_anonymous_100_mb_body_is_refused_while_read_and_the_server_stays_small(tmp_path: Path) -> None:
+def test_an_anonymous_100_mb_body_is_refused_while_read_and_the_server_stays_small(
+    tmp_path: Path,
+) -> None:
     server, _ = serve_ready(tmp_path / "fleetdesk.sqlite")
     try:
         assert server.process is not None
@@ -91,7 +102,9 @@ def test_an_anonymous_100_mb_body_is_refused_while_read_and_the_server_stays_sma
                 assert b"content-type: application/problem+json" in answer.lower()
                 assert b"urn:fleetdesk:problem:payload-too-large" in answer
         grown = _peak_rss(server.process.pid) - before
-        print(f"server peak RSS {before / MIB:.0f} MB before, grew {grown / MIB:.1f} MB over 6 x 100 MB bodies")
+        print(
+            f"server peak RSS {before / MIB:.0f} MB before, grew {grown / MIB:.1f} MB over 6 x 100 MB bodies"
+        )
         assert grown < 48 * MIB, grown
         assert httpx.get(server.url + "/readyz", timeout=10).status_code == 200
     finally:
@@ -106,12 +119,18 @@ def quick_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # Every way to hold a connection without finishing a request head: say nothing, a request line only, some
 # headers, a byte at a time, and the same after a complete keep-alive request.
-PARTIAL_HEADS = [b"", b"GET /v1/info HTTP/1.1\r\n", b"GET /v1/info HTTP/1.1\r\nHost: x\r\nX-Slow: 1",
-                 b"G", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/info HTTP/1.1\r\nHo"]
+PARTIAL_HEADS = [
+    b"",
+    b"GET /v1/info HTTP/1.1\r\n",
+    b"GET /v1/info HTTP/1.1\r\nHost: x\r\nX-Slow: 1",
+    b"G",
+    b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/info HTTP/1.1\r\nHo",
+]
 
 
-def test_partial_request_heads_are_closed_by_the_deadline(quick_deadlines: None,
-                                                          server_factory: Callable[..., EmbeddedServer]) -> None:
+def test_partial_request_heads_are_closed_by_the_deadline(
+    quick_deadlines: None, server_factory: Callable[..., EmbeddedServer]
+) -> None:
     server = server_factory()
     host, port = server.url.removeprefix("http://").split(":")
     sockets = []
@@ -120,7 +139,9 @@ def test_partial_request_heads_are_closed_by_the_deadline(quick_deadlines: None,
         sock.sendall(PARTIAL_HEADS[index % len(PARTIAL_HEADS)])
         sockets.append(sock)
     started = time.monotonic()
-    assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200  # still serving meanwhile
+    assert (
+        httpx.get(server.url + "/healthz", timeout=10).status_code == 200
+    )  # still serving meanwhile
     open_ones = set(range(len(sockets)))
     deadline = started + limits.HEAD_TIMEOUT_SECONDS + 10
     while open_ones and time.monotonic() < deadline:
@@ -140,15 +161,21 @@ def test_partial_request_heads_are_closed_by_the_deadline(quick_deadlines: None,
     for sock in sockets:
         sock.close()
     assert not open_ones, f"{len(open_ones)} partial-head connections still open after {took:.1f} s"
-    print(f"400 partial-head connections closed {took:.1f} s after they were opened "
-          f"(deadline {limits.HEAD_TIMEOUT_SECONDS:g} s)")
+    print(
+        f"400 partial-head connections closed {took:.1f} s after they were opened "
+        f"(deadline {limits.HEAD_TIMEOUT_SECONDS:g} s)"
+    )
 
 
-def test_a_body_that_does_not_arrive_in_time_is_a_408(quick_deadlines: None, server: EmbeddedServer) -> None:
+def test_a_body_that_does_not_arrive_in_time_is_a_408(
+    quick_deadlines: None, server: EmbeddedServer
+) -> None:
     host, port = server.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=15) as sock:
-        sock.sendall(f"POST /v1/metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.admin_token}\r\n"
-                     "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"buckets\"".encode())
+        sock.sendall(
+            f"POST /v1/metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.admin_token}\r\n"
+            'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"buckets"'.encode()
+        )
         answer = b""
         while chunk := sock.recv(65536):
             answer += chunk
@@ -158,10 +185,18 @@ def test_a_body_that_does_not_arrive_in_time_is_a_408(quick_deadlines: None, ser
 
 # --- ids and numbers on every route ----------------------------------------------------------------------------
 
-FUZZ = settings(deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck))
-HUGE_INTEGERS = st.one_of(st.sampled_from([2**63, -(2**63) - 1, 2**64, -(2**64), 10**30, -1, -(10**30)]),
-                          st.integers(min_value=2**63, max_value=2**200), st.integers(max_value=-1))
+FUZZ = settings(
+    deadline=None,
+    database=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+HUGE_INTEGERS = st.one_of(
+    st.sampled_from([2**63, -(2**63) - 1, 2**64, -(2**64), 10**30, -1, -(10**30)]),
+    st.integers(min_value=2**63, max_value=2**200),
+    st.integers(max_value=-1),
+)
 
 
 def test_every_numeric_and_id_parameter_is_bounded(shared_server: EmbeddedServer) -> None:
@@ -173,7 +208,13 @@ def test_every_numeric_and_id_parameter_is_bounded(shared_server: EmbeddedServer
             continue
         for parameter in operations["get"].get("parameters", []):
             kind = parameter["schema"].get("type") or next(
-                (item.get("type") for item in parameter["schema"].get("anyOf", []) if item.get("type") != "null"), "")
+                (
+                    item.get("type")
+                    for item in parameter["schema"].get("anyOf", [])
+                    if item.get("type") != "null"
+                ),
+                "",
+            )
             if kind in ("integer", "string") and parameter["in"] in ("path", "query"):
                 members.append((template, parameter["in"], parameter["name"], kind))
     assert len(members) >= 15, members
@@ -183,14 +224,21 @@ def test_every_numeric_and_id_parameter_is_bounded(shared_server: EmbeddedServer
     def request(member: tuple[str, str, str, str], number: int, length: int) -> None:
         template, where, name, kind = member
         value = str(number) if kind == "integer" else "x" * length
-        path = template.replace("{model_id}", "ig_feed_late-stage_mtml.v41").replace("{incident_id}", "1")
+        path = template.replace("{model_id}", "ig_feed_late-stage_mtml.v41").replace(
+            "{incident_id}", "1"
+        )
         params = {}
         if where == "path":
             path = template.replace("{" + name + "}", value).replace("{model_id}", "m")
         else:
             params[name] = value
         response = httpx.get(shared_server.url + path, params=params, headers=auth, timeout=30)
-        assert response.status_code in (404, 414, 422, 431), (path, name, response.status_code, response.text[:300])
+        assert response.status_code in (404, 414, 422, 431), (
+            path,
+            name,
+            response.status_code,
+            response.text[:300],
+        )
         if response.status_code in (404, 422):
             assert response.headers["content-type"].startswith("application/problem+json")
 
@@ -222,7 +270,9 @@ class HostileServer:
         with conn, contextlib.suppress(OSError):
             conn.recv(65536)
             length = f"Content-Length: {self.size}\r\n" if self.declare else "Connection: close\r\n"
-            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{length}\r\n".encode())
+            conn.sendall(
+                f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{length}\r\n".encode()
+            )
             block = b"[" * MIB
             for _ in range(self.size // MIB):
                 conn.sendall(block)
@@ -234,32 +284,56 @@ class HostileServer:
 PEAK_RSS = Path(__file__).with_name("peak_rss.py")
 
 
-def _run_measured(args: list[str], env: dict[str, str], timeout: float = 60) -> tuple[int, str, str, int]:
+def _run_measured(
+    args: list[str], env: dict[str, str], timeout: float = 60
+) -> tuple[int, str, str, int]:
     """Run a fleetdesk command; (exit code, stdout, stderr, its peak RSS in bytes; 0 when it never exited)."""
     with tempfile.NamedTemporaryFile(prefix="peak-rss-") as peak_file:
         try:
-            done = subprocess.run([sys.executable, str(PEAK_RSS), *args], capture_output=True, text=True,
-                                  stdin=subprocess.DEVNULL, timeout=timeout,
-                                  env={**os.environ, **env, "PEAK_RSS_FILE": peak_file.name})
-        except subprocess.TimeoutExpired as expired:  # a hang fails the test's assertions, not the suite
+            done = subprocess.run(
+                [sys.executable, str(PEAK_RSS), *args],
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=timeout,
+                env={**os.environ, **env, "PEAK_RSS_FILE": peak_file.name},
+            )
+        except (
+            subprocess.TimeoutExpired
+        ) as expired:  # a hang fails the test's assertions, not the suite
             return -9, str(expired.stdout or ""), str(expired.stderr or ""), 0
         written = Path(peak_file.name).read_text()
     return done.returncode, done.stdout, done.stderr, int(written) if written else 0
 
 
 @pytest.mark.parametrize("declare", [True, False], ids=["declared", "undeclared"])
-def test_a_200_mb_answer_is_refused_and_the_client_stays_small(tmp_path: Path, declare: bool) -> None:
+def test_a_200_mb_answer_is_refused_and_the_client_stays_small(
+    tmp_path: Path, declare: bool
+) -> None:
     hostile = HostileServer(200 * MIB, declare)
     try:
         code, out, err, peak = _run_measured(
-            ["snapshot", "export", "--server", hostile.url, "--model", "m", "--out", str(tmp_path), "--no-screenshot"],
-            {"FLEETDESK_TOKEN": "fdk_" + "x" * 40, "XDG_CONFIG_HOME": str(tmp_path)})
+            [
+                "snapshot",
+                "export",
+                "--server",
+                hostile.url,
+                "--model",
+                "m",
+                "--out",
+                str(tmp_path),
+                "--no-screenshot",
+            ],
+            {"FLEETDESK_TOKEN": "fdk_" + "x" * 40, "XDG_CONFIG_HOME": str(tmp_path)},
+        )
     finally:
         hostile.close()
     assert code == 1 and out == "", (code, out, err)
     assert err.count("\n") == 1 and "the answer is larger than 32 MiB" in err, err
-    print(f"snapshot export against a 200 MB answer ({'declared' if declare else 'undeclared'}): "
-          f"peak RSS {peak / MIB:.0f} MB")
+    print(
+        f"snapshot export against a 200 MB answer ({'declared' if declare else 'undeclared'}): "
+        f"peak RSS {peak / MIB:.0f} MB"
+    )
     assert 0 < peak < 200 * MIB, peak
 
 
@@ -298,9 +372,16 @@ def _directory(path: Path) -> Path:
 
 
 # Every way a named file can be something else than a small regular file.
-NOT_REGULAR = {"fifo": _fifo, "symlink-to-dev-zero": _symlink("/dev/zero"), "dev-zero": lambda p: Path("/dev/zero"),
-               "directory": _directory, "socket": _socket_file, "sparse-1-GiB": _sparse(1 << 30),
-               "symlink-to-fifo": lambda p: _symlink(str(_fifo(p.with_name(p.name + ".fifo"))))(p)}
+NOT_REGULAR = {
+    "fifo": _fifo,
+    "symlink-to-dev-zero": _symlink("/dev/zero"),
+    "dev-zero": lambda p: Path("/dev/zero"),
+    "directory": _directory,
+    "socket": _socket_file,
+    "sparse-1-GiB": _sparse(1 << 30),
+    "symlink-to-fifo": lambda p: _symlink(str(_fifo(p.with_name(p.name + ".fifo"))))(p),
+}
+
 
 def _load_config_settings(path: Path) -> object:
     import fleetdesk.settings.console as config
@@ -321,29 +402,49 @@ def _sites() -> dict[str, Callable[[Path], object]]:
     from fleetdesk.snapshot.redact import configured_patterns
     from fleetdesk.snapshot.reopen import load_snapshot
 
-    return {"snapshot": load_snapshot, "fleet file": lambda p: load_fleet(str(p)), "scenario": load_scenario,
-            "key script": load_script, "token file": lambda p: load_token(token_file=p),
-            "snapshot secret patterns": configured_patterns, "console settings": _load_config_settings,
-            "webhook secret": read_secret_file}
+    return {
+        "snapshot": load_snapshot,
+        "fleet file": lambda p: load_fleet(str(p)),
+        "scenario": load_scenario,
+        "key script": load_script,
+        "token file": lambda p: load_token(token_file=p),
+        "snapshot secret patterns": configured_patterns,
+        "console settings": _load_config_settings,
+        "webhook secret": read_secret_file,
+    }
 
 
-SITES = ["snapshot", "fleet file", "scenario", "key script", "token file", "snapshot secret patterns",
-         "console settings", "webhook secret"]
+SITES = [
+    "snapshot",
+    "fleet file",
+    "scenario",
+    "key script",
+    "token file",
+    "snapshot secret patterns",
+    "console settings",
+    "webhook secret",
+]
 
 
 @pytest.mark.parametrize("kind", NOT_REGULAR)
 @pytest.mark.parametrize("site", SITES)
-def test_every_named_file_is_read_only_when_regular_and_small(tmp_path: Path, site: str, kind: str) -> None:
+def test_every_named_file_is_read_only_when_regular_and_small(
+    tmp_path: Path, site: str, kind: str
+) -> None:
     target = NOT_REGULAR[kind](tmp_path / "named")
     outcome: list[BaseException | object] = []
-    reader = threading.Thread(target=lambda: outcome.append(_attempt(_sites()[site], target)), daemon=True)
+    reader = threading.Thread(
+        target=lambda: outcome.append(_attempt(_sites()[site], target)), daemon=True
+    )
     reader.start()
     reader.join(10)
     assert outcome, f"reading a {kind} as the {site} did not return within 10 s"
     error = outcome[0]
     assert isinstance(error, Exception), f"a {kind} was read as the {site}: {error!r}"[:300]
     # Refused for what it is, or (a secret's file) for being readable by others, checked before any read.
-    assert any(words in str(error) for words in ("regular file", "larger than", "readable by")), error
+    assert any(words in str(error) for words in ("regular file", "larger than", "readable by")), (
+        error
+    )
 
 
 def _attempt(read: Callable[[Path], object], path: Path) -> BaseException | object:
@@ -360,21 +461,44 @@ FILE_COMMANDS = {
     "fleet validate": lambda f: ["fleet", "validate", str(f)],
     "explain --fleet": lambda f: ["explain", "m", "--fleet", str(f)],
     "rules --fleet": lambda f: ["rules", "recording", "--fleet", str(f)],
-    "serve --fleet": lambda f: ["serve", "--fleet", str(f), "--db", str(f.with_name("new.sqlite")), "--port", "0"],
+    "serve --fleet": lambda f: [
+        "serve",
+        "--fleet",
+        str(f),
+        "--db",
+        str(f.with_name("new.sqlite")),
+        "--port",
+        "0",
+    ],
     "drill SCENARIO": lambda f: ["drill", str(f)],
-    "snapshot export --token-file": lambda f: ["snapshot", "export", "--server", "http://127.0.0.1:9",
-                                              "--model", "m", "--token-file", str(f)],
+    "snapshot export --token-file": lambda f: [
+        "snapshot",
+        "export",
+        "--server",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--token-file",
+        str(f),
+    ],
 }
 
 
-@pytest.mark.parametrize(("command", "kind"), [*((command, "fifo") for command in FILE_COMMANDS),
-                                               *(("open", kind) for kind in NOT_REGULAR if kind != "fifo")])
-def test_a_named_file_that_is_not_a_small_regular_file_is_refused_in_one_line(tmp_path: Path, command: str,
-                                                                           kind: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        *((command, "fifo") for command in FILE_COMMANDS),
+        *(("open", kind) for kind in NOT_REGULAR if kind != "fifo"),
+    ],
+)
+def test_a_named_file_that_is_not_a_small_regular_file_is_refused_in_one_line(
+    tmp_path: Path, command: str, kind: str
+) -> None:
     target = NOT_REGULAR[kind](tmp_path / "named")
     started = time.monotonic()
-    code, out, err, peak = _run_measured(FILE_COMMANDS[command](target), {"XDG_CONFIG_HOME": str(tmp_path)},
-                                         timeout=30)
+    code, out, err, peak = _run_measured(
+        FILE_COMMANDS[command](target), {"XDG_CONFIG_HOME": str(tmp_path)}, timeout=30
+    )
     took = time.monotonic() - started
     assert code in (1, 2), (code, out, err)
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -386,7 +510,18 @@ def test_a_10_mb_token_file_is_refused_unread(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_bytes(b"fdk_" + b"x" * (10 * MIB))
     token_file.chmod(0o600)
-    code, out, err, peak = _run_measured(["snapshot", "export", "--server", "http://127.0.0.1:9", "--model", "m",
-                                          "--token-file", str(token_file)], {"XDG_CONFIG_HOME": str(tmp_path)})
+    code, out, err, peak = _run_measured(
+        [
+            "snapshot",
+            "export",
+            "--server",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--token-file",
+            str(token_file),
+        ],
+        {"XDG_CONFIG_HOME": str(tmp_path)},
+    )
     assert code == 1 and "is larger than 4 KiB" in err and err.count("\n") == 1, (code, out, err)
     assert "xxxx" not in err and 0 < peak < 150 * MIB, peak

@@ -30,7 +30,9 @@ MARKUP = "[bold]MARKUP-MARK[/bold] [@click=app.quit]CLICK-MARK[/]"
 HOSTILE_ID = f"ig_feed_late-stage_mtml.{FILTER_WORD}{OSC52}{CSI}{BIDI}{ZERO_WIDTH}{C1}[bold]"
 HOSTILE_OWNER = f"ig-feed-ranking{OSC8}{BIDI}"
 HOSTILE_ROTATION = f"oncall{CSI}{CONTROLS}"
-HOSTILE_PURPOSE = f"PURPOSE-MARK {MARKUP} {OSC52} {OSC8} {C1} {CONTROLS} {ZERO_WIDTH} " + "long " * 400
+HOSTILE_PURPOSE = (
+    f"PURPOSE-MARK {MARKUP} {OSC52} {OSC8} {C1} {CONTROLS} {ZERO_WIDTH} " + "long " * 400
+)
 HOSTILE_NOTE = f"NOTE-MARK {MARKUP} {OSC52} {OSC8} {CSI} {C1} {BIDI} \udcff\udc80 {CONTROLS}"
 """A note as the API carries it; the lone surrogates are what non-UTF-8 bytes become in JSON."""
 
@@ -59,8 +61,12 @@ def hostile_fleet(directory: Path) -> Path:
     data = json.loads(resolve_fleet_path("small").read_text(encoding="utf-8"))
     for model in data["models"]:
         if model["id"] == TARGET:
-            model.update(owner_team=HOSTILE_OWNER, oncall_rotation=HOSTILE_ROTATION, purpose=HOSTILE_PURPOSE,
-                         tier_justification=f"TIER-MARK {MARKUP} {CSI}")
+            model.update(
+                owner_team=HOSTILE_OWNER,
+                oncall_rotation=HOSTILE_ROTATION,
+                purpose=HOSTILE_PURPOSE,
+                tier_justification=f"TIER-MARK {MARKUP} {CSI}",
+            )
     text = json.dumps(data, ensure_ascii=True).replace(json.dumps(TARGET), json.dumps(HOSTILE_ID))
     path = directory / "hostile.json"
     path.write_text(text, encoding="ascii")

@@ -17,7 +17,9 @@ from pathlib import Path
 import pyte
 
 # Textual's own control sequences: CSI (cursor, style, modes), OSC up to BEL/ST, and two-byte ESC forms.
-_SEQUENCE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_=>78]")
+_SEQUENCE = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_=>78]"
+)
 
 
 def visible(data: bytes) -> str:
@@ -39,14 +41,27 @@ class PtyConsole:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
-            "XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"), "TERM": "xterm-256color",
-            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": str(columns), "LINES": str(rows),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / "config"),
+            "XDG_DATA_HOME": str(home / "data"),
+            "XDG_STATE_HOME": str(home / "state"),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "COLUMNS": str(columns),
+            "LINES": str(rows),
             "FLEETDESK_TOKEN": token,
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "fleetdesk.cli", "console", "--server", url],
-            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=home, start_new_session=True, close_fds=True,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=home,
+            start_new_session=True,
+            close_fds=True,
         )
         os.close(slave)
         self._master = master
@@ -88,7 +103,9 @@ class PtyConsole:
             if len(data) > since and text in self.screen_text():
                 return len(data)
             if self.process.poll() is not None or time.monotonic() > give_up:
-                raise AssertionError(f"{text!r} never appeared (exit {self.process.poll()}); screen:\n{self.screen_text()}")
+                raise AssertionError(
+                    f"{text!r} never appeared (exit {self.process.poll()}); screen:\n{self.screen_text()}"
+                )
             time.sleep(0.05)
 
     def open_model(self, words: str, shown: str, since: int = 0) -> int:

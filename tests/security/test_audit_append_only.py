@@ -23,25 +23,36 @@ def test_no_route_updates_or_deletes_audit_records(server: EmbeddedServer) -> No
         paths = client.get("/v1/openapi.json").json()["paths"]
         audit_paths = {path: set(methods) for path, methods in paths.items() if "audit" in path}
         assert audit_paths == {"/v1/audit": {"get"}}, audit_paths
-        noted = client.post(f"/v1/models/{MODEL}/actions/note", json={"text": "evidence"},
-                            headers={"Idempotency-Key": uuid.uuid4().hex})
+        noted = client.post(
+            f"/v1/models/{MODEL}/actions/note",
+            json={"text": "evidence"},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        )
         assert noted.status_code == 200, noted.text
         record = client.get("/v1/audit").json()["items"][0]
         for method in ("PUT", "PATCH", "DELETE"):
             for path in ("/v1/audit", f"/v1/audit/{record['id']}"):
-                refused = client.request(method, path, json={"actor": "mallory"},
-                                         headers={"Idempotency-Key": uuid.uuid4().hex})
+                refused = client.request(
+                    method,
+                    path,
+                    json={"actor": "mallory"},
+                    headers={"Idempotency-Key": uuid.uuid4().hex},
+                )
                 assert refused.status_code in (404, 405), (method, path, refused.status_code)
                 assert refused.headers["content-type"].startswith("application/problem+json")
         assert client.get("/v1/audit").json()["items"] == [record]
 
 
 # A forged copy of record 1: every column, with the actor and reason changed.
-_FORGED = ("(id, at, actor, role, action, model_id, reason, before, after, idempotency_key, incident_id, detail)"
-           " SELECT id, at, 'mallory', role, action, model_id, 'nothing happened', before, after, idempotency_key,"
-           " incident_id, detail FROM audit_log WHERE id = 1")
+_FORGED = (
+    "(id, at, actor, role, action, model_id, reason, before, after, idempotency_key, incident_id, detail)"
+    " SELECT id, at, 'mallory', role, action, model_id, 'nothing happened', before, after, idempotency_key,"
+    " incident_id, detail FROM audit_log WHERE id = 1"
+)
 _COLUMNS = "(id, at, actor, role, action, model_id, reason, idempotency_key, detail)"
-_FORGED_VALUES = "VALUES (1, '2026-01-01', 'mallory', 'admin', 'note', 'x', 'nothing happened', 'k', '{}')"
+_FORGED_VALUES = (
+    "VALUES (1, '2026-01-01', 'mallory', 'admin', 'note', 'x', 'nothing happened', 'k', '{}')"
+)
 
 # Every SQL path that rewrites or removes an existing row: plain UPDATE/DELETE, their OR-conflict forms, REPLACE
 # (which deletes the colliding row without firing DELETE triggers), and upserts (which turn an insert into an update).
@@ -62,11 +73,19 @@ REWRITES = [
 
 @pytest.mark.parametrize("recursive_triggers", [False, True])
 @pytest.mark.parametrize("statement", REWRITES)
-def test_another_connection_cannot_rewrite_history(server: EmbeddedServer, statement: str,
-                                                   recursive_triggers: bool) -> None:
+def test_another_connection_cannot_rewrite_history(
+    server: EmbeddedServer, statement: str, recursive_triggers: bool
+) -> None:
     headers = {"Authorization": f"Bearer {server.admin_token}", "Idempotency-Key": uuid.uuid4().hex}
-    assert httpx.post(f"{server.url}/v1/models/{MODEL}/actions/note", json={"text": "evidence"}, headers=headers,
-                      timeout=10).status_code == 200
+    assert (
+        httpx.post(
+            f"{server.url}/v1/models/{MODEL}/actions/note",
+            json={"text": "evidence"},
+            headers=headers,
+            timeout=10,
+        ).status_code
+        == 200
+    )
     foreign = sqlite3.connect(server.db_path, timeout=10)
     try:
         foreign.execute(f"PRAGMA recursive_triggers = {int(recursive_triggers)}")
@@ -85,10 +104,14 @@ def test_another_connection_may_still_append(server: EmbeddedServer) -> None:
     foreign = sqlite3.connect(server.db_path, timeout=10)
     try:
         with foreign:
-            foreign.execute(f"INSERT INTO audit_log {_COLUMNS} VALUES (NULL, '2026-01-01', 'ops', 'admin', 'note',"
-                            " 'x', 'manual entry', 'k1', '{}')")
-            foreign.execute(f"INSERT OR REPLACE INTO audit_log {_COLUMNS} VALUES (99, '2026-01-01', 'ops', 'admin',"
-                            " 'note', 'x', 'manual entry', 'k2', '{}')")
+            foreign.execute(
+                f"INSERT INTO audit_log {_COLUMNS} VALUES (NULL, '2026-01-01', 'ops', 'admin', 'note',"
+                " 'x', 'manual entry', 'k1', '{}')"
+            )
+            foreign.execute(
+                f"INSERT OR REPLACE INTO audit_log {_COLUMNS} VALUES (99, '2026-01-01', 'ops', 'admin',"
+                " 'note', 'x', 'manual entry', 'k2', '{}')"
+            )
         assert foreign.execute("SELECT count(*) FROM audit_log").fetchone()[0] == 2
     finally:
         foreign.close()

@@ -24,9 +24,14 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (root / "not-a-db.sqlite").write_text("these are my notes, not a database\n")
     (root / "a-file").write_text("x")
     Store(root / "fleetdesk.sqlite").migrate()
-    configs = {"config-syntax": "poll_seconds = = 3\n", "config-type": 'poll_seconds = "soon"\n',
-               "config-inf": "poll_seconds = inf\n", "config-keymap": "keymap = 3\n",
-               "config-negative": "stale_after_seconds = -5\n", "config-binary": None}
+    configs = {
+        "config-syntax": "poll_seconds = = 3\n",
+        "config-type": 'poll_seconds = "soon"\n',
+        "config-inf": "poll_seconds = inf\n",
+        "config-keymap": "keymap = 3\n",
+        "config-negative": "stale_after_seconds = -5\n",
+        "config-binary": None,
+    }
     for name, text in configs.items():
         folder = root / name / "fleetdesk"
         folder.mkdir(parents=True)
@@ -40,15 +45,30 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str | None]]:
     """(what, argv, expected exit code, config folder): members of the class for every subcommand."""
     root = p["root"]
-    db, directory, not_db = str(root / "fleetdesk.sqlite"), str(root / "a-directory"), str(root / "not-a-db.sqlite")
+    db, directory, not_db = (
+        str(root / "fleetdesk.sqlite"),
+        str(root / "a-directory"),
+        str(root / "not-a-db.sqlite"),
+    )
     under_a_file = str(root / "a-file" / "x.sqlite")
     token = ["token", "create", "--db", db, "--role", "viewer"]
     mistakes: list[tuple[str, list[str | bytes], int, str | None]] = [
         ("no subcommand", [], 2, None),
         ("unknown subcommand", ["fly"], 2, None),
-        *((f"{command} unknown option", [*command.split(), "--no-such-option"], 2, None)
-          for command in ("explain m", "fleet validate small", "serve", "token list --db " + db, "console",
-                          "drill", "snapshot export --server http://x --model m", "open x.json", "rules recording")),
+        *(
+            (f"{command} unknown option", [*command.split(), "--no-such-option"], 2, None)
+            for command in (
+                "explain m",
+                "fleet validate small",
+                "serve",
+                "token list --db " + db,
+                "console",
+                "drill",
+                "snapshot export --server http://x --model m",
+                "open x.json",
+                "rules recording",
+            )
+        ),
         ("serve port too high", ["serve", "--port", "99999"], 2, None),
         ("serve port negative", ["serve", "--port", "-1"], 2, None),
         ("serve port words", ["serve", "--port", "eighty"], 2, None),
@@ -58,45 +78,135 @@ def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str
         ("serve db is a directory", ["serve", "--db", directory, "--port", "0"], 2, None),
         ("serve db is not a database", ["serve", "--db", not_db, "--port", "0"], 2, None),
         ("serve db under a file", ["serve", "--db", under_a_file, "--port", "0"], 1, None),
-        ("serve fleet missing", ["serve", "--fleet", str(root / "nope.json"), "--db", str(root / "new.sqlite"),
-                                 "--port", "0"], 2, None),
+        (
+            "serve fleet missing",
+            [
+                "serve",
+                "--fleet",
+                str(root / "nope.json"),
+                "--db",
+                str(root / "new.sqlite"),
+                "--port",
+                "0",
+            ],
+            2,
+            None,
+        ),
         ("serve timeout inf", ["serve", "--prometheus-timeout", "inf"], 2, None),
         ("serve alert ttl nan", ["serve", "--alert-ttl", "nan"], 2, None),
         ("serve lag negative", ["serve", "--prometheus-lag", "-1"], 2, None),
         ("serve log level", ["serve", "--log-level", "loud"], 2, None),
-        ("serve demo off loopback", ["serve", "--demo", "--host", "0.0.0.0", "--port", "0"], 2, None),
+        (
+            "serve demo off loopback",
+            ["serve", "--demo", "--host", "0.0.0.0", "--port", "0"],
+            2,
+            None,
+        ),
         ("token expires huge", [*token, "--user", "ana", "--expires-in", "9999999d"], 2, None),
         ("token expires zero", [*token, "--user", "ana", "--expires-in", "0m"], 2, None),
         ("token expires years", [*token, "--user", "ana", "--expires-in", "1y"], 2, None),
         ("token user not UTF-8", [*token, "--user", NOT_UTF8], 2, None),
         ("token user escape", [*token, "--user", "ana\x1b[31m"], 2, None),
-        ("token team not UTF-8", ["token", "create", "--db", db, "--role", "oncall", "--user", "a", "--team",
-                                  NOT_UTF8], 2, None),
-        ("token oncall without team", ["token", "create", "--db", db, "--role", "oncall", "--user", "a"], 2, None),
+        (
+            "token team not UTF-8",
+            ["token", "create", "--db", db, "--role", "oncall", "--user", "a", "--team", NOT_UTF8],
+            2,
+            None,
+        ),
+        (
+            "token oncall without team",
+            ["token", "create", "--db", db, "--role", "oncall", "--user", "a"],
+            2,
+            None,
+        ),
         ("token role", [*token[:-1], "boss", "--user", "a"], 2, None),
-        ("token db is a directory", ["token", "create", "--db", directory, "--role", "viewer", "--user", "a"], 2,
-         None),
+        (
+            "token db is a directory",
+            ["token", "create", "--db", directory, "--role", "viewer", "--user", "a"],
+            2,
+            None,
+        ),
         ("token db is not a database", ["token", "list", "--db", not_db], 2, None),
-        ("token revoke db not a database", ["token", "revoke", "--db", not_db, "--user", "a"], 2, None),
-        ("token revoke user not UTF-8", ["token", "revoke", "--db", db, "--user", NOT_UTF8], 2, None),
-        ("snapshot incident negative", ["snapshot", "export", "--server", "http://x", "--model", "m",
-                                        "--incident", "-1"], 2, None),
-        ("snapshot incident huge", ["snapshot", "export", "--server", "http://x", "--model", "m",
-                                    "--incident", "9" * 40], 2, None),
-        ("snapshot window", ["snapshot", "export", "--server", "http://x", "--model", "m", "--window", "2h"], 2,
-         None),
-        ("snapshot model not UTF-8", ["snapshot", "export", "--server", "http://x", "--model", NOT_UTF8], 2, None),
-        ("snapshot server not a URL", ["snapshot", "export", "--server", "nowhere", "--model", "m"], 1, None),
+        (
+            "token revoke db not a database",
+            ["token", "revoke", "--db", not_db, "--user", "a"],
+            2,
+            None,
+        ),
+        (
+            "token revoke user not UTF-8",
+            ["token", "revoke", "--db", db, "--user", NOT_UTF8],
+            2,
+            None,
+        ),
+        (
+            "snapshot incident negative",
+            ["snapshot", "export", "--server", "http://x", "--model", "m", "--incident", "-1"],
+            2,
+            None,
+        ),
+        (
+            "snapshot incident huge",
+            ["snapshot", "export", "--server", "http://x", "--model", "m", "--incident", "9" * 40],
+            2,
+            None,
+        ),
+        (
+            "snapshot window",
+            ["snapshot", "export", "--server", "http://x", "--model", "m", "--window", "2h"],
+            2,
+            None,
+        ),
+        (
+            "snapshot model not UTF-8",
+            ["snapshot", "export", "--server", "http://x", "--model", NOT_UTF8],
+            2,
+            None,
+        ),
+        (
+            "snapshot server not a URL",
+            ["snapshot", "export", "--server", "nowhere", "--model", "m"],
+            1,
+            None,
+        ),
         ("explain model not UTF-8", ["explain", NOT_UTF8], 2, None),
         ("explain fleet missing", ["explain", "m", "--fleet", str(root / "nope.json")], 2, None),
-        ("fleet models too few", ["fleet", "generate", "--models", "3", "--out", str(root / "f.json")], 2, None),
-        ("fleet models too many", ["fleet", "generate", "--models", "1000000000", "--out", str(root / "f.json")],
-         2, None),
-        ("fleet seed negative", ["fleet", "generate", "--models", "4", "--seed", "-1", "--out", "f.json"], 2, None),
-        ("fleet name escape", ["fleet", "generate", "--models", "4", "--name", "\x1b]52;c;x\x07", "--out", "f"], 2,
-         None),
-        ("fleet out is a directory", ["fleet", "generate", "--models", "4", "--out", directory], 1, None),
-        ("fleet validate not UTF-8 file", ["fleet", "validate", str(root / "not-a-db.sqlite")], 1, None),
+        (
+            "fleet models too few",
+            ["fleet", "generate", "--models", "3", "--out", str(root / "f.json")],
+            2,
+            None,
+        ),
+        (
+            "fleet models too many",
+            ["fleet", "generate", "--models", "1000000000", "--out", str(root / "f.json")],
+            2,
+            None,
+        ),
+        (
+            "fleet seed negative",
+            ["fleet", "generate", "--models", "4", "--seed", "-1", "--out", "f.json"],
+            2,
+            None,
+        ),
+        (
+            "fleet name escape",
+            ["fleet", "generate", "--models", "4", "--name", "\x1b]52;c;x\x07", "--out", "f"],
+            2,
+            None,
+        ),
+        (
+            "fleet out is a directory",
+            ["fleet", "generate", "--models", "4", "--out", directory],
+            1,
+            None,
+        ),
+        (
+            "fleet validate not UTF-8 file",
+            ["fleet", "validate", str(root / "not-a-db.sqlite")],
+            1,
+            None,
+        ),
         ("drill speed inf", ["drill", "stale-feed", "--speed", "inf"], 2, None),
         ("drill speed nan", ["drill", "stale-feed", "--speed", "nan"], 2, None),
         ("drill speed zero", ["drill", "stale-feed", "--speed", "0"], 2, None),
@@ -108,30 +218,55 @@ def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str
         ("open not a snapshot", ["open", not_db], 2, None),
     ]
     # Every kind of bad config file through the console; the other commands that read it share load_settings.
-    for config in ("config-syntax", "config-type", "config-inf", "config-keymap", "config-negative",
-                   "config-binary"):
-        mistakes.append((f"console {config}", ["console", "--server", "http://127.0.0.1:9"], 2, config))
-    mistakes += [("open config-type", ["open", str(SNAPSHOT_V1)], 2, "config-type"),
-                 ("drill config-inf", ["drill", "stale-feed"], 2, "config-inf")]
+    for config in (
+        "config-syntax",
+        "config-type",
+        "config-inf",
+        "config-keymap",
+        "config-negative",
+        "config-binary",
+    ):
+        mistakes.append(
+            (f"console {config}", ["console", "--server", "http://127.0.0.1:9"], 2, config)
+        )
+    mistakes += [
+        ("open config-type", ["open", str(SNAPSHOT_V1)], 2, "config-type"),
+        ("drill config-inf", ["drill", "stale-feed"], 2, "config-inf"),
+    ]
     return mistakes
 
 
-def _run(argv: list[str | bytes], config: Path | None, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    argv: list[str | bytes], config: Path | None, cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "FLEETDESK_TOKEN": "fdk_" + "t" * 40, "XDG_DATA_HOME": str(cwd / "data")}
     env["XDG_CONFIG_HOME"] = str(config) if config is not None else str(cwd / "no-config")
-    return subprocess.run([sys.executable, "-m", "fleetdesk.cli", *argv], capture_output=True, timeout=60,
-                          cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "fleetdesk.cli", *argv],
+        capture_output=True,
+        timeout=60,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_every_cli_mistake_is_one_line_with_its_exit_code(places: dict[str, Path]) -> None:
     mistakes = _mistakes(places)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = list(pool.map(lambda m: _run(m[1], places[m[3]] if m[3] else None, places["root"]), mistakes))
+        runs = list(
+            pool.map(lambda m: _run(m[1], places[m[3]] if m[3] else None, places["root"]), mistakes)
+        )
     wrong = []
-    for (what, argv, code, _), done in zip(mistakes, runs, strict=True):
+    for (what, _argv, code, _), done in zip(mistakes, runs, strict=True):
         err = done.stderr.decode("utf-8", "replace")
         one_line = err.count("\n") == 1 and err.startswith("fleetdesk") and "Traceback" not in err
-        if done.returncode != code or not one_line or b"\x1b" in done.stderr or b"\xff" in done.stderr:
+        if (
+            done.returncode != code
+            or not one_line
+            or b"\x1b" in done.stderr
+            or b"\xff" in done.stderr
+        ):
             wrong.append(f"{what}: exit {done.returncode} (want {code}): {err!r}"[:400])
     assert not wrong, "\n".join(wrong)
     print(f"{len(mistakes)} command-line mistakes, each one line")

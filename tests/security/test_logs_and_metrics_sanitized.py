@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.logs import SanitizingFormatter
-
 from reliability.serve_process import serve_ready  # tests/ is on sys.path
 
 from .hostile import HOSTILE_ID, hostile_fleet, leaks
@@ -32,21 +31,33 @@ def _unsafe(line: str) -> list[str]:
 
 @settings(max_examples=300, deadline=None)
 @given(message=st.text(), argument=st.text(), exception=st.text())
-def test_every_line_of_every_record_is_sanitized(message: str, argument: str, exception: str) -> None:
+def test_every_line_of_every_record_is_sanitized(
+    message: str, argument: str, exception: str
+) -> None:
     formatter = SanitizingFormatter("%(levelprefix)s %(message)s", use_colors=False)
     try:
         raise ValueError(exception)
     except ValueError as error:
-        record = logging.LogRecord("fleetdesk.server", logging.ERROR, __file__, 1, "busy on %s %s",
-                                   (message, argument),
-                                   (type(error), error, error.__traceback__))
+        record = logging.LogRecord(
+            "fleetdesk.server",
+            logging.ERROR,
+            __file__,
+            1,
+            "busy on %s %s",
+            (message, argument),
+            (type(error), error, error.__traceback__),
+        )
     text = formatter.format(record)
     for line in text.split("\n"):
         assert not _unsafe(line), (line, _unsafe(line))
     first, *traceback = text.split("\n")
-    assert first.endswith(f" busy on {sanitize(message)} {sanitize(argument)}")  # one line, escaped, not dropped
+    assert first.endswith(
+        f" busy on {sanitize(message)} {sanitize(argument)}"
+    )  # one line, escaped, not dropped
     assert traceback[0] == "Traceback (most recent call last):"
-    assert traceback[-1] == sanitize(f"ValueError: {exception}" if exception else "ValueError")  # one line too
+    assert traceback[-1] == sanitize(
+        f"ValueError: {exception}" if exception else "ValueError"
+    )  # one line too
     assert text.encode("utf-8")  # no lone surrogate left to crash a writer
 
 
@@ -59,11 +70,15 @@ def test_a_hostile_model_id_reaches_the_serve_log_and_metrics_only_escaped(tmp_p
         with foreign:
             changed = foreign.execute(
                 "UPDATE buckets SET weight = 1e30 WHERE model_key = (SELECT key FROM models WHERE id = ?)"
-                " AND start >= (SELECT max(start) - 86400 FROM buckets)", (HOSTILE_ID,)).rowcount
+                " AND start >= (SELECT max(start) - 86400 FROM buckets)",
+                (HOSTILE_ID,),
+            ).rowcount
         assert changed
         foreign.close()
         path = f"/v1/models/{urllib.parse.quote(HOSTILE_ID, safe='')}/stability"
-        answer = httpx.get(server.url + path, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        answer = httpx.get(
+            server.url + path, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        )
         assert answer.status_code == 200, answer.text
         metrics = httpx.get(server.url + "/metrics", timeout=30).content
     finally:
@@ -74,6 +89,8 @@ def test_a_hostile_model_id_reaches_the_serve_log_and_metrics_only_escaped(tmp_p
     assert all(not _unsafe(line) for line in log.splitlines())
     assert leaks(metrics) == []
     samples = [line for line in metrics.decode().splitlines() if line and not line.startswith("#")]
-    assert all(SAMPLE.match(line) for line in samples), [line for line in samples if not SAMPLE.match(line)][:3]
+    assert all(SAMPLE.match(line) for line in samples), [
+        line for line in samples if not SAMPLE.match(line)
+    ][:3]
     assert all(not _unsafe(line) for line in samples)
     assert "zqhostile" in metrics.decode()  # the series is there, under its sanitized id

@@ -61,25 +61,63 @@ class Stream:
 
 
 def _revoke_user(server: EmbeddedServer, user: str, _token: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "fleetdesk.cli", "token", "revoke", "--db", str(server.db_path),
-                           "--user", user], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fleetdesk.cli",
+            "token",
+            "revoke",
+            "--db",
+            str(server.db_path),
+            "--user",
+            user,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
 
 
 def _revoke_token(server: EmbeddedServer, _user: str, token: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "fleetdesk.cli", "token", "revoke", "--db", str(server.db_path),
-                           "--token-stdin"], input=token + "\n", capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fleetdesk.cli",
+            "token",
+            "revoke",
+            "--db",
+            str(server.db_path),
+            "--token-stdin",
+        ],
+        input=token + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
 
 
 def _note(server: EmbeddedServer, text: str) -> None:
-    response = httpx.post(f"{server.url}/v1/models/{MODEL}/actions/note", json={"text": text}, timeout=10,
-                          headers={"Authorization": f"Bearer {server.admin_token}",
-                                   "Idempotency-Key": uuid.uuid4().hex})
+    response = httpx.post(
+        f"{server.url}/v1/models/{MODEL}/actions/note",
+        json={"text": text},
+        timeout=10,
+        headers={
+            "Authorization": f"Bearer {server.admin_token}",
+            "Idempotency-Key": uuid.uuid4().hex,
+        },
+    )
     assert response.status_code == 200, response.text
 
 
-ROLES = {"viewer": (AccessRole.VIEWER, []), "oncall": (AccessRole.ONCALL, [TEAM]), "admin": (AccessRole.ADMIN, [])}
+ROLES = {
+    "viewer": (AccessRole.VIEWER, []),
+    "oncall": (AccessRole.ONCALL, [TEAM]),
+    "admin": (AccessRole.ADMIN, []),
+}
 
 
 def test_revoked_and_expired_tokens_lose_their_open_streams(server: EmbeddedServer) -> None:
@@ -92,15 +130,19 @@ def test_revoked_and_expired_tokens_lose_their_open_streams(server: EmbeddedServ
             for way in ways:
                 user = f"{role_name}-{way.replace(' ', '-')}"
                 created_at = time.monotonic()
-                token = create_token(store, user, role, teams, EXPIRES_IN if way == "expired" else None)
+                token = create_token(
+                    store, user, role, teams, EXPIRES_IN if way == "expired" else None
+                )
                 streams[(user, way)] = Stream(user, token)
                 if way == "expired":
                     streams[(user, way)].cut_at = created_at + EXPIRES_IN.total_seconds()
         keeper = Stream("still valid", create_token(store, "keeper", AccessRole.VIEWER, []))
     finally:
         store.close()
-    threads = [threading.Thread(target=s.follow, args=(server.url,), daemon=True)
-               for s in [*streams.values(), keeper]]
+    threads = [
+        threading.Thread(target=s.follow, args=(server.url,), daemon=True)
+        for s in [*streams.values(), keeper]
+    ]
     for thread in threads:
         thread.start()
     for stream in [*streams.values(), keeper]:
@@ -117,23 +159,37 @@ def test_revoked_and_expired_tokens_lose_their_open_streams(server: EmbeddedServ
         time.sleep(0.05)
     for (user, way), stream in streams.items():
         assert stream.cut_at is not None
-        assert stream.ended_at is not None, f"{user}: stream still open {time.monotonic() - stream.cut_at:.1f} s after"
-        assert stream.ended_at - stream.cut_at <= ENDS_WITHIN, (user, stream.ended_at - stream.cut_at)
+        assert stream.ended_at is not None, (
+            f"{user}: stream still open {time.monotonic() - stream.cut_at:.1f} s after"
+        )
+        assert stream.ended_at - stream.cut_at <= ENDS_WITHIN, (
+            user,
+            stream.ended_at - stream.cut_at,
+        )
         got = [line for line in stream.data_after(0) if secret in line]
         if way != "expired":
             assert not got, f"{user} received an event after its token was revoked"
-        assert any(line.startswith((": token revoked", ": token expired")) for _, line in stream.lines), stream.lines
+        assert any(
+            line.startswith((": token revoked", ": token expired")) for _, line in stream.lines
+        ), stream.lines
     # The control: a valid token's stream stays open and receives the note.
     give_up = time.monotonic() + 10
     while not any(secret in line for line in keeper.data_after(0)) and time.monotonic() < give_up:
         time.sleep(0.05)
     assert keeper.ended_at is None and any(secret in line for line in keeper.data_after(0))
-    print("revoked/expired streams ended after: " + ", ".join(
-        f"{user} {max(stream.ended_at - stream.cut_at, 0):.1f}s" for (user, _), stream in streams.items()
-        if stream.ended_at is not None and stream.cut_at is not None))
+    print(
+        "revoked/expired streams ended after: "
+        + ", ".join(
+            f"{user} {max(stream.ended_at - stream.cut_at, 0):.1f}s"
+            for (user, _), stream in streams.items()
+            if stream.ended_at is not None and stream.cut_at is not None
+        )
+    )
 
 
-async def test_the_client_feed_reports_the_revocation_as_not_signed_in(server: EmbeddedServer) -> None:
+async def test_the_client_feed_reports_the_revocation_as_not_signed_in(
+    server: EmbeddedServer,
+) -> None:
     store = Store(server.db_path)
     try:
         token = create_token(store, "mallory", AccessRole.VIEWER, [])
@@ -147,7 +203,9 @@ async def test_the_client_feed_reports_the_revocation_as_not_signed_in(server: E
         await asyncio.to_thread(_note, server, "after the revocation")
         updates: list[object] = []
         with pytest.raises(Unauthorized) as refused:
-            async with asyncio.timeout(ENDS_WITHIN + 10):  # the stream ends, the reconnect is refused
+            async with asyncio.timeout(
+                ENDS_WITHIN + 10
+            ):  # the stream ends, the reconnect is refused
                 async for update in feed:
                     updates.append(update)
         assert not [u for u in updates if isinstance(u, EventUpdate)], updates

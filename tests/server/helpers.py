@@ -21,11 +21,21 @@ def auth(server: EmbeddedServer, who: str, key: str | None = None) -> dict[str, 
     return headers
 
 
-def act(server: EmbeddedServer, model_id: str, kind: str, body: dict[str, Any], who: str = "admin",
-        key: str | None = "fresh") -> httpx.Response:
+def act(
+    server: EmbeddedServer,
+    model_id: str,
+    kind: str,
+    body: dict[str, Any],
+    who: str = "admin",
+    key: str | None = "fresh",
+) -> httpx.Response:
     key = uuid.uuid4().hex if key == "fresh" else key
-    return httpx.post(f"{server.url}/v1/models/{model_id}/actions/{kind}", json=body, headers=auth(server, who, key),
-                      timeout=10)
+    return httpx.post(
+        f"{server.url}/v1/models/{model_id}/actions/{kind}",
+        json=body,
+        headers=auth(server, who, key),
+        timeout=10,
+    )
 
 
 def get(server: EmbeddedServer, path: str, who: str = "viewer", **params: Any) -> httpx.Response:

@@ -27,8 +27,12 @@ def test_missing_unknown_expired_and_revoked_tokens_get_401(server: EmbeddedServ
     revoked = create_token(store, "rex", AccessRole.ADMIN, [])
     assert _me(server, revoked).status_code == 200
     assert revoke_tokens(store, user="rex") == 1
-    for token, reason in ((None, "missing"), ("fdk_not-a-token", "unknown"), (expired, "expired"),
-                          (revoked, "revoked")):
+    for token, reason in (
+        (None, "missing"),
+        ("fdk_not-a-token", "unknown"),
+        (expired, "expired"),
+        (revoked, "revoked"),
+    ):
         response = _me(server, token)
         body = assert_problem(response, 401, "unauthenticated")
         assert reason in body["detail"]
@@ -39,7 +43,12 @@ def test_missing_unknown_expired_and_revoked_tokens_get_401(server: EmbeddedServ
 
 def test_whoami_reports_role_and_teams(server: EmbeddedServer) -> None:
     who = _me(server, server.tokens["oncall:ig-feed-ranking"]).json()
-    assert who == {"user": "oncall-ig-feed-ranking", "role": "oncall", "teams": ["ig-feed-ranking"], "demo": False}
+    assert who == {
+        "user": "oncall-ig-feed-ranking",
+        "role": "oncall",
+        "teams": ["ig-feed-ranking"],
+        "demo": False,
+    }
 
 
 @pytest.mark.parametrize(
@@ -53,8 +62,9 @@ def test_whoami_reports_role_and_teams(server: EmbeddedServer) -> None:
         ("admin", "halt-launch", True, None),
     ],
 )
-def test_role_and_team_decide_who_may_act(server: EmbeddedServer, who: str, kind: str, allowed: bool,
-                                          missing: str | None) -> None:
+def test_role_and_team_decide_who_may_act(
+    server: EmbeddedServer, who: str, kind: str, allowed: bool, missing: str | None
+) -> None:
     body = HALT if kind == "halt-launch" else {"reason": "bad numbers", "dry_run": True}
     response = act(server, EXPERIMENT, kind, body, who=who)
     if allowed:
@@ -64,8 +74,11 @@ def test_role_and_team_decide_who_may_act(server: EmbeddedServer, who: str, kind
 
 
 def test_only_admin_moves_the_clock(server: EmbeddedServer) -> None:
-    response = httpx.put(f"{server.url}/v1/clock", json={"now": "2027-01-01T00:00:00Z"},
-                         headers={"Authorization": f"Bearer {server.tokens['oncall']}", "Idempotency-Key": "k"})
+    response = httpx.put(
+        f"{server.url}/v1/clock",
+        json={"now": "2027-01-01T00:00:00Z"},
+        headers={"Authorization": f"Bearer {server.tokens['oncall']}", "Idempotency-Key": "k"},
+    )
     assert assert_problem(response, 403, "forbidden")["missing_permission"] == "clock"
 
 
@@ -73,6 +86,9 @@ def test_demo_mode_reads_without_token_but_never_acts(server_factory) -> None:  
     demo = server_factory(demo=True)
     assert get(demo, "/v1/fleet/summary").status_code == 200
     assert httpx.get(f"{demo.url}/v1/me").json()["demo"] is True
-    response = httpx.post(f"{demo.url}/v1/models/{EXPERIMENT}/actions/halt-launch", json=HALT,
-                          headers={"Idempotency-Key": "k"})
+    response = httpx.post(
+        f"{demo.url}/v1/models/{EXPERIMENT}/actions/halt-launch",
+        json=HALT,
+        headers={"Idempotency-Key": "k"},
+    )
     assert assert_problem(response, 403, "forbidden")["missing_permission"] == "act:ig-feed-ranking"

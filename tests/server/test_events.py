@@ -29,11 +29,18 @@ def _frames(response: httpx.Response) -> Iterator[dict[str, str]]:
             frame[field] = value.removeprefix(" ")
 
 
-def _events(server: EmbeddedServer, headers: dict[str, str], params: dict[str, str], until_id: int,
-            on_connected: threading.Event | None = None) -> list[ServerEvent]:
+def _events(
+    server: EmbeddedServer,
+    headers: dict[str, str],
+    params: dict[str, str],
+    until_id: int,
+    on_connected: threading.Event | None = None,
+) -> list[ServerEvent]:
     got: list[ServerEvent] = []
     timeout = httpx.Timeout(10.0)
-    with httpx.stream("GET", f"{server.url}/v1/events", headers=headers, params=params, timeout=timeout) as response:
+    with httpx.stream(
+        "GET", f"{server.url}/v1/events", headers=headers, params=params, timeout=timeout
+    ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         for frame in _frames(response):
@@ -62,17 +69,29 @@ def test_resume_from_last_event_id_replays_what_was_missed(server: EmbeddedServe
     start = _last_id(server)
     first = act(server, BASELINE, "note", {"text": "first"}).json()
     second = act(server, BASELINE, "note", {"text": "second"}).json()
-    for headers, params in (({"Last-Event-ID": str(start)}, {}), ({}, {"last_event_id": str(start)})):
-        events = _events(server, {**auth(server, "viewer"), **headers}, params, until_id=second["event_id"])
+    for headers, params in (
+        ({"Last-Event-ID": str(start)}, {}),
+        ({}, {"last_event_id": str(start)}),
+    ):
+        events = _events(
+            server, {**auth(server, "viewer"), **headers}, params, until_id=second["event_id"]
+        )
         ids = [e.id for e in events]
         assert ids == sorted(ids) and ids[0] == start + 1
         actions = [e.payload() for e in events if e.type is EventType.ACTION]
-        assert [a.audit.detail["text"] for a in actions if isinstance(a, ActionEventData)] == ["first", "second"]
+        assert [a.audit.detail["text"] for a in actions if isinstance(a, ActionEventData)] == [
+            "first",
+            "second",
+        ]
         assert first["event_id"] in ids
     # Resuming from the second action's id yields nothing older than it.
     later = act(server, BASELINE, "note", {"text": "third"}).json()
-    events = _events(server, {**auth(server, "viewer"), "Last-Event-ID": str(second["event_id"])}, {},
-                     until_id=later["event_id"])
+    events = _events(
+        server,
+        {**auth(server, "viewer"), "Last-Event-ID": str(second["event_id"])},
+        {},
+        until_id=later["event_id"],
+    )
     assert min(e.id for e in events) > second["event_id"]
 
 
@@ -88,7 +107,9 @@ def test_live_stream_delivers_new_actions(server: EmbeddedServer) -> None:
     worker.start()
     # Without Last-Event-ID the stream starts at "now": we wait for the first action event.
     got: list[ServerEvent] = []
-    with httpx.stream("GET", f"{server.url}/v1/events", headers=auth(server, "viewer"), timeout=10) as response:
+    with httpx.stream(
+        "GET", f"{server.url}/v1/events", headers=auth(server, "viewer"), timeout=10
+    ) as response:
         for frame in _frames(response):
             if frame.get("comment") == "connected":
                 connected.set()

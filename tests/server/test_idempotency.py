@@ -21,7 +21,9 @@ def _audit(server: EmbeddedServer, **params: str) -> list[dict]:
 
 
 def test_missing_key_is_400_and_changes_nothing(server: EmbeddedServer) -> None:
-    assert_problem(act(server, EXPERIMENT, "rollback", ROLLBACK, key=None), 400, "idempotency-key-missing")
+    assert_problem(
+        act(server, EXPERIMENT, "rollback", ROLLBACK, key=None), 400, "idempotency-key-missing"
+    )
     assert _audit(server) == []
 
 
@@ -40,13 +42,19 @@ def test_replay_returns_the_stored_response_and_acts_once(server: EmbeddedServer
 
 def test_same_key_with_another_body_is_422(server: EmbeddedServer) -> None:
     assert act(server, EXPERIMENT, "note", {"text": "looking"}, key="k").status_code == 200
-    assert_problem(act(server, EXPERIMENT, "note", {"text": "other"}, key="k"), 422, "idempotency-key-reused")
-    assert_problem(act(server, BASELINE, "note", {"text": "looking"}, key="k"), 422, "idempotency-key-reused")
+    assert_problem(
+        act(server, EXPERIMENT, "note", {"text": "other"}, key="k"), 422, "idempotency-key-reused"
+    )
+    assert_problem(
+        act(server, BASELINE, "note", {"text": "looking"}, key="k"), 422, "idempotency-key-reused"
+    )
     assert len(_audit(server)) == 1
 
 
 def test_keys_are_scoped_to_the_caller(server: EmbeddedServer) -> None:
-    assert act(server, EXPERIMENT, "note", {"text": "a"}, who="admin", key="shared").status_code == 200
+    assert (
+        act(server, EXPERIMENT, "note", {"text": "a"}, who="admin", key="shared").status_code == 200
+    )
     response = act(server, EXPERIMENT, "note", {"text": "b"}, who="oncall", key="shared")
     assert response.status_code == 200 and "idempotent-replayed" not in response.headers
 
@@ -58,13 +66,18 @@ def test_dry_run_needs_a_key_claims_none_and_changes_nothing(server: EmbeddedSer
     preview = act(server, EXPERIMENT, "rollback", {**ROLLBACK, "dry_run": True})
     assert preview.status_code == 200, preview.text
     plan = preview.json()
-    assert plan["dry_run"] is True and plan["audit_id"] is None and plan["summary"].startswith("Would")
+    assert (
+        plan["dry_run"] is True and plan["audit_id"] is None and plan["summary"].startswith("Would")
+    )
     assert plan["changes"][0]["before"] == before
     assert plan["changes"][0]["after"]["serving_model_id"] == BASELINE
     assert get(server, f"/v1/models/{EXPERIMENT}").json()["live"] == before
     assert _audit(server) == []
     # The same key used on a dry run is still free for the real action.
-    assert act(server, EXPERIMENT, "rollback", {**ROLLBACK, "dry_run": True}, key="k").status_code == 200
+    assert (
+        act(server, EXPERIMENT, "rollback", {**ROLLBACK, "dry_run": True}, key="k").status_code
+        == 200
+    )
     done = act(server, EXPERIMENT, "rollback", ROLLBACK, key="k")
     assert done.status_code == 200 and done.json()["changes"] == plan["changes"]
 
@@ -112,7 +125,9 @@ def test_two_conflicting_actions_one_wins_the_other_gets_409(server: EmbeddedSer
 
     def race(kind: str) -> httpx.Response:
         barrier.wait()
-        return act(server, EXPERIMENT, kind, {"reason": "race", "expected_serving_model_id": EXPERIMENT})
+        return act(
+            server, EXPERIMENT, kind, {"reason": "race", "expected_serving_model_id": EXPERIMENT}
+        )
 
     with ThreadPoolExecutor(2) as pool:
         responses = list(pool.map(race, ["rollback", "end-experiment"]))
@@ -120,5 +135,9 @@ def test_two_conflicting_actions_one_wins_the_other_gets_409(server: EmbeddedSer
     assert statuses == [200, 409], [r.text for r in responses]
     loser = next(r for r in responses if r.status_code == 409)
     assert loser.json()["current"]["serving_model_id"] == BASELINE
-    changes = [r for r in _audit(server, model_id=EXPERIMENT) if r["action"] in ("rollback", "end-experiment")]
+    changes = [
+        r
+        for r in _audit(server, model_id=EXPERIMENT)
+        if r["action"] in ("rollback", "end-experiment")
+    ]
     assert len(changes) == 1

@@ -27,8 +27,11 @@ def test_validation_errors_list_each_bad_input(server: EmbeddedServer) -> None:
     body = assert_problem(get(server, "/v1/models", tier="TIER9", limit=0), 422, "validation")
     locations = {tuple(error["loc"]) for error in body["errors"]}
     assert ("query", "tier", 0) in locations and ("query", "limit") in locations
-    response = httpx.post(f"{server.url}/v1/models/ig_feed_late-stage_mtml.v41/actions/note",
-                          content=b"{not json", headers={**auth(server, "admin", "k"), "content-type": "application/json"})
+    response = httpx.post(
+        f"{server.url}/v1/models/ig_feed_late-stage_mtml.v41/actions/note",
+        content=b"{not json",
+        headers={**auth(server, "admin", "k"), "content-type": "application/json"},
+    )
     assert_problem(response, 422, "validation")
 
 

@@ -34,7 +34,9 @@ def test_worst_first_puts_paging_top_tiers_first(server: EmbeddedServer) -> None
     summary = get(server, "/v1/fleet/summary").json()
     assert summary["total_models"] == len(items)
     assert sum(n for tiers in summary["counts"].values() for n in tiers.values()) == len(items)
-    assert [m["id"] for m in summary["worst"]] == [m["id"] for m in items if m["attention"] != "ok"][:20]
+    assert [m["id"] for m in summary["worst"]] == [
+        m["id"] for m in items if m["attention"] != "ok"
+    ][:20]
 
 
 def test_lineage_blast_radius_and_upstream_chain(server: EmbeddedServer) -> None:

@@ -36,13 +36,22 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def buckets(path: Path, model_id: str | None = None) -> list[tuple]:
     with closing(sqlite3.connect(path)) as conn:
-        where, args = ("", ()) if model_id is None else (
-            " WHERE model_key = (SELECT key FROM models WHERE id = ?)", (model_id,))
-        return conn.execute(f"SELECT * FROM buckets{where} ORDER BY model_key, start", args).fetchall()
+        where, args = (
+            ("", ())
+            if model_id is None
+            else (" WHERE model_key = (SELECT key FROM models WHERE id = ?)", (model_id,))
+        )
+        return conn.execute(
+            f"SELECT * FROM buckets{where} ORDER BY model_key, start", args
+        ).fetchall()
 
 
 def cached_files(cache_home: Path) -> list[str]:
-    return sorted(p.name for p in (cache_home / "fleetdesk" / "stores").iterdir() if not p.name.endswith(".lock"))
+    return sorted(
+        p.name
+        for p in (cache_home / "fleetdesk" / "stores").iterdir()
+        if not p.name.endswith(".lock")
+    )
 
 
 def test_a_second_start_copies_the_store_the_first_one_seeded(tmp_path, cache_home):
@@ -62,38 +71,62 @@ def test_a_second_start_copies_the_store_the_first_one_seeded(tmp_path, cache_ho
 def test_a_store_seeded_hours_ago_is_continued_to_now_as_the_same_history(tmp_path):
     prepare("small", tmp_path / "then.sqlite", now=T0)
     later = prepare("small", tmp_path / "now.sqlite", now=T0 + timedelta(hours=3, minutes=20))
-    assert later.outcome is Outcome.CONTINUED and later.buckets == 3 * 20  # 21 models, one of them its feed stopped
+    assert (
+        later.outcome is Outcome.CONTINUED and later.buckets == 3 * 20
+    )  # 21 models, one of them its feed stopped
     store = Store(later.path)
     assert store.history_end() == T0 + timedelta(hours=3)
-    newest = {row[0]: row[1] for row in store.connection().execute(
-        "SELECT id, last_bucket_start FROM models WHERE id = ?", (QUIET,))}
-    assert newest[QUIET] == int((T0 + timedelta(hours=2)).timestamp())  # its last closed bucket: current
+    newest = {
+        row[0]: row[1]
+        for row in store.connection().execute(
+            "SELECT id, last_bucket_start FROM models WHERE id = ?", (QUIET,)
+        )
+    }
+    assert newest[QUIET] == int(
+        (T0 + timedelta(hours=2)).timestamp()
+    )  # its last closed bucket: current
     with store.read() as conn:  # the per-day counts still equal a recount of the buckets
         days = {tuple(row) for row in conn.execute("SELECT * FROM health_days")}
-        recounted = {tuple(row) for row in conn.execute(
-            "SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 2) FROM buckets"
-            " GROUP BY model_key, start / 86400")}
+        recounted = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 2) FROM buckets"
+                " GROUP BY model_key, start / 86400"
+            )
+        }
     store.close()
     assert days == recounted
     # The three new hours are what a longer run of the same history holds (same noise stream).
     fleet = load_fleet("small", end_at=T0)
     history = fleet.file.history
-    longer = synthesize_rows(QUIET, history.profiles[QUIET], (),
-                             Timeline(history.start, T0 + timedelta(hours=3), history.bucket))
+    longer = synthesize_rows(
+        QUIET,
+        history.profiles[QUIET],
+        (),
+        Timeline(history.start, T0 + timedelta(hours=3), history.bucket),
+    )
     stored = buckets(later.path, QUIET)
     assert [row[1:6] for row in stored[-3:]] == [
-        (int(r.start.timestamp()), r.weight, r.label_sum, r.prediction_sum, r.cross_entropy_sum) for r in longer[-3:]]
+        (int(r.start.timestamp()), r.weight, r.label_sum, r.prediction_sum, r.cross_entropy_sum)
+        for r in longer[-3:]
+    ]
     again = prepare("small", tmp_path / "again.sqlite", now=T0 + timedelta(hours=3, minutes=50))
     assert again.outcome is Outcome.REUSED and buckets(again.path) == buckets(later.path)
 
 
-def test_a_spare_copy_left_by_a_console_is_taken_by_the_next_start_instead_of_copying(tmp_path, cache_home):
-    first = prepare("small", tmp_path / "one.sqlite", now=T0, keep_spare=True)  # seeded: a spare at once
+def test_a_spare_copy_left_by_a_console_is_taken_by_the_next_start_instead_of_copying(
+    tmp_path, cache_home
+):
+    first = prepare(
+        "small", tmp_path / "one.sqlite", now=T0, keep_spare=True
+    )  # seeded: a spare at once
     spare = first.cached.with_suffix(".spare.sqlite")
     assert spare.exists() and not first.claimed_spare
     second = prepare("small", tmp_path / "two.sqlite", now=T0 + timedelta(hours=2), keep_spare=True)
     assert second.claimed_spare and second.outcome is Outcome.CONTINUED and not spare.exists()
-    assert buckets(second.path) == buckets(second.cached)  # the spare, continued as the cached store was
+    assert buckets(second.path) == buckets(
+        second.cached
+    )  # the spare, continued as the cached store was
     make_spare("small")  # the console ended
     assert buckets(spare) == buckets(second.cached)
     assert sorted(cached_files(cache_home)) == sorted([first.cached.name, spare.name])
@@ -108,7 +141,9 @@ def test_a_store_older_than_the_continuation_limit_is_seeded_again(tmp_path):
     assert fresh.outcome is Outcome.SEEDED and Store(fresh.path).history_end() == much_later
 
 
-def test_a_changed_fleet_file_or_recipe_seeds_a_new_store_and_drops_the_old(tmp_path, cache_home, monkeypatch):
+def test_a_changed_fleet_file_or_recipe_seeds_a_new_store_and_drops_the_old(
+    tmp_path, cache_home, monkeypatch
+):
     fleet = tmp_path / "fleet.json"
     shutil.copyfile(load_fleet("small").source, fleet)
     first = prepare(str(fleet), tmp_path / "a.sqlite", now=T0)
@@ -132,8 +167,14 @@ def _run(script: str, tmp_path: Path, cache_home: Path) -> subprocess.Popen[str]
         now = datetime.fromisoformat({T0.isoformat()!r})
     """) + textwrap.dedent(script)
     env = {"XDG_CACHE_HOME": str(cache_home), "PATH": "/usr/bin:/bin"}
-    return subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_two_starts_at_once_seed_once_and_both_get_the_whole_store(tmp_path, cache_home):
@@ -150,10 +191,19 @@ def test_two_starts_at_once_seed_once_and_both_get_the_whole_store(tmp_path, cac
             assert "waiting for it" in start.stdout.readline()
     results = [start.communicate(timeout=120) for start in starts]
     assert all(start.returncode == 0 for start in starts), results
-    outcomes = sorted(line.split()[1] for out, _ in results for line in out.splitlines() if line.startswith("OUTCOME"))
+    outcomes = sorted(
+        line.split()[1]
+        for out, _ in results
+        for line in out.splitlines()
+        if line.startswith("OUTCOME")
+    )
     assert outcomes == ["reused", "seeded"]
-    copies = [Path(tmp_path, line.split()[2]) for out, _ in results for line in out.splitlines()
-              if line.startswith("OUTCOME")]
+    copies = [
+        Path(tmp_path, line.split()[2])
+        for out, _ in results
+        for line in out.splitlines()
+        if line.startswith("OUTCOME")
+    ]
     assert buckets(copies[0]) == buckets(copies[1]) and len(buckets(copies[0])) == 16_125
 
 
@@ -168,7 +218,9 @@ def test_a_crash_mid_seed_leaves_no_half_store_and_the_next_start_seeds_it(tmp_p
     crashed.communicate(timeout=120)
     assert crashed.returncode == -signal.SIGKILL
     left = cached_files(cache_home)
-    assert left and all(name.startswith(".") and ".tmp" in name for name in left), left  # only the temp file
+    assert left and all(name.startswith(".") and ".tmp" in name for name in left), (
+        left
+    )  # only the temp file
     fresh = prepare("small", tmp_path / "fresh.sqlite", now=T0)
     assert fresh.outcome is Outcome.SEEDED and cached_files(cache_home) == [fresh.cached.name]
     with closing(sqlite3.connect(fresh.path)) as conn:

@@ -12,7 +12,14 @@ from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
-from fleetdesk.server.store import HEALTH_BY_CODE, MIGRATIONS, SCHEMA_VERSION, Store, StoreError, bucket_health
+from fleetdesk.server.store import (
+    HEALTH_BY_CODE,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Store,
+    StoreError,
+    bucket_health,
+)
 from fleetdesk.server.views import _ORDER
 from fleetdesk.wire import ModelSort
 
@@ -26,9 +33,23 @@ def test_migrate_creates_schema_once(tmp_path: Path) -> None:
     assert store.migrate() == 0
     assert store.schema_version() == SCHEMA_VERSION
     assert store.migrate() == SCHEMA_VERSION  # second run: nothing to do
-    tables = {row[0] for row in store.connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"models", "buckets", "incidents", "incident_events", "notes", "audit_log", "idempotency", "tokens",
-            "events", "pages", "meta"} <= tables
+    tables = {
+        row[0]
+        for row in store.connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    assert {
+        "models",
+        "buckets",
+        "incidents",
+        "incident_events",
+        "notes",
+        "audit_log",
+        "idempotency",
+        "tokens",
+        "events",
+        "pages",
+        "meta",
+    } <= tables
     store.close()
 
 
@@ -36,9 +57,13 @@ def test_worst_first_pages_walk_an_index_instead_of_sorting_the_fleet(tmp_path: 
     """The console loads a 10,000-model fleet in pages; a page must not sort the whole fleet again."""
     store = Store(tmp_path / "db.sqlite")
     store.migrate()
-    plan = store.connection().execute(
-        f"EXPLAIN QUERY PLAN SELECT id FROM models ORDER BY {_ORDER[ModelSort.WORST]} LIMIT 500 OFFSET 9500"
-    ).fetchall()
+    plan = (
+        store.connection()
+        .execute(
+            f"EXPLAIN QUERY PLAN SELECT id FROM models ORDER BY {_ORDER[ModelSort.WORST]} LIMIT 500 OFFSET 9500"
+        )
+        .fetchall()
+    )
     steps = " | ".join(row[-1] for row in plan)
     assert "models_worst" in steps and "TEMP B-TREE" not in steps, steps
     store.close()
@@ -75,8 +100,12 @@ def test_seed_stores_every_bucket_with_the_domain_health(tmp_path: Path) -> None
     conn = store.connection()
     assert conn.execute("SELECT count(*) FROM buckets").fetchone()[0] == count
     assert conn.execute("SELECT count(*) FROM models").fetchone()[0] == len(fleet.registry)
-    stored = {(row[0], row[1]): row[2] for row in conn.execute(
-        "SELECT models.id, start, buckets.health FROM buckets JOIN models ON models.key = buckets.model_key")}
+    stored = {
+        (row[0], row[1]): row[2]
+        for row in conn.execute(
+            "SELECT models.id, start, buckets.health FROM buckets JOIN models ON models.key = buckets.model_key"
+        )
+    }
     expected = 0
     for model_id, bucket in fleet.all_buckets():
         expected += 1
@@ -90,29 +119,46 @@ def test_seed_stores_every_bucket_with_the_domain_health(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("weight", "labels", "predictions", "cross_entropy"),
-    [(0.0, 0.0, 0.0, 0.0), (10.0, 0.0, 1.0, 3.0), (10.0, 10.0, 9.0, 3.0), (100.0, 10.0, 10.5, 30.0),
-     (100.0, 10.0, 13.0, 30.0), (100.0, 10.0, 10.0, 90.0)],
+    [
+        (0.0, 0.0, 0.0, 0.0),
+        (10.0, 0.0, 1.0, 3.0),
+        (10.0, 10.0, 9.0, 3.0),
+        (100.0, 10.0, 10.5, 30.0),
+        (100.0, 10.0, 13.0, 30.0),
+        (100.0, 10.0, 10.0, 90.0),
+    ],
 )
-def test_fast_bucket_health_matches_the_domain(weight: float, labels: float, predictions: float,
-                                               cross_entropy: float) -> None:
+def test_fast_bucket_health_matches_the_domain(
+    weight: float, labels: float, predictions: float, cross_entropy: float
+) -> None:
     bands = load_fleet("small").file.default_bands
-    sums = StabilitySums(weight=weight, label_sum=labels, prediction_sum=predictions, cross_entropy_sum=cross_entropy)
-    assert HEALTH_BY_CODE[bucket_health(bands, weight, labels, predictions, cross_entropy)] is bands.health(sums)
+    sums = StabilitySums(
+        weight=weight, label_sum=labels, prediction_sum=predictions, cross_entropy_sum=cross_entropy
+    )
+    assert HEALTH_BY_CODE[
+        bucket_health(bands, weight, labels, predictions, cross_entropy)
+    ] is bands.health(sums)
 
 
 def test_existing_database_is_reused_not_reseeded(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite"
     backend = Backend.open(db, "small", Clock(NOW))
     with backend.write() as conn:
-        conn.execute("UPDATE models SET launch_halted = 1 WHERE id = 'ig_feed_late-stage_mtml.x1-watch-time'")
+        conn.execute(
+            "UPDATE models SET launch_halted = 1 WHERE id = 'ig_feed_late-stage_mtml.x1-watch-time'"
+        )
     buckets = backend.store.connection().execute("SELECT count(*) FROM buckets").fetchone()[0]
     backend.close()
     reopened = Backend.open(db, "large", Clock(NOW))  # a different fleet name must not reseed
     conn = reopened.store.connection()
     assert reopened.config.name == "small"
     assert conn.execute("SELECT count(*) FROM buckets").fetchone()[0] == buckets
-    assert conn.execute(
-        "SELECT launch_halted FROM models WHERE id = 'ig_feed_late-stage_mtml.x1-watch-time'").fetchone()[0] == 1
+    assert (
+        conn.execute(
+            "SELECT launch_halted FROM models WHERE id = 'ig_feed_late-stage_mtml.x1-watch-time'"
+        ).fetchone()[0]
+        == 1
+    )
     reopened.close()
 
 
@@ -122,7 +168,8 @@ def test_audit_log_is_append_only(tmp_path: Path) -> None:
     with store.write() as conn:
         conn.execute(
             "INSERT INTO audit_log (at, actor, role, action, model_id, reason, idempotency_key, detail)"
-            " VALUES ('2026-01-01T00:00:00.000000+00:00', 'a', 'admin', 'note', 'm', 'r', 'k', '{}')")
+            " VALUES ('2026-01-01T00:00:00.000000+00:00', 'a', 'admin', 'note', 'm', 'r', 'k', '{}')"
+        )
     for statement in ("UPDATE audit_log SET actor = 'mallory'", "DELETE FROM audit_log"):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             with store.write() as conn:
@@ -135,19 +182,28 @@ def test_seeding_opens_incidents_for_models_already_paging(tmp_path: Path) -> No
     backend = Backend.open(tmp_path / "db.sqlite", "small", Clock(NOW))
     conn = backend.store.connection()
     paging = {row[0] for row in conn.execute("SELECT id FROM models WHERE attention = 'page'")}
-    in_incidents = {row[0] for row in conn.execute(
-        "SELECT id FROM models WHERE attention = 'page' AND open_incident_id IS NOT NULL")}
+    in_incidents = {
+        row[0]
+        for row in conn.execute(
+            "SELECT id FROM models WHERE attention = 'page' AND open_incident_id IS NOT NULL"
+        )
+    }
     assert paging and paging == in_incidents
     backend.close()
 
 
-def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_failing_migration_leaves_the_previous_version_intact(
+    tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
     from fleetdesk.server import store as store_module
 
     db = tmp_path / "db.sqlite"
     Store(db).migrate()
-    broken = (SCHEMA_VERSION + 1, "test: a migration that fails half-way",
-              "CREATE TABLE half_done (x); INSERT INTO no_such_table VALUES (1);")
+    broken = (
+        SCHEMA_VERSION + 1,
+        "test: a migration that fails half-way",
+        "CREATE TABLE half_done (x); INSERT INTO no_such_table VALUES (1);",
+    )
     monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, broken])
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     store = Store(db)
@@ -155,7 +211,10 @@ def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path, 
         store.migrate()
     conn = store.connection()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").fetchone()[0] == 0
+    assert (
+        conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").fetchone()[0]
+        == 0
+    )
     store.close()
     working = (SCHEMA_VERSION + 1, "test: a migration that works", "CREATE TABLE added_later (x);")
     monkeypatch.setattr(store_module, "MIGRATIONS", [*MIGRATIONS_BEFORE, working])
@@ -165,7 +224,9 @@ def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path, 
     upgraded.close()
 
 
-def test_migration_2_backfills_day_counts_from_existing_buckets(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_migration_2_backfills_day_counts_from_existing_buckets(
+    tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
     from fleetdesk.server import store as store_module
 
     db = tmp_path / "db.sqlite"
@@ -173,8 +234,10 @@ def test_migration_2_backfills_day_counts_from_existing_buckets(tmp_path: Path, 
     Store(db).migrate()
     with sqlite3.connect(db) as conn:  # a version-1 database with some history
         day = 20_000 * 86_400
-        conn.executemany("INSERT INTO buckets VALUES (?, ?, 1, 0.1, 0.1, 0.3, ?)",
-                         [(1, day, 0), (1, day + 3600, 1), (1, day + 86_400, 2), (2, day, 0)])
+        conn.executemany(
+            "INSERT INTO buckets VALUES (?, ?, 1, 0.1, 0.1, 0.3, ?)",
+            [(1, day, 0), (1, day + 3600, 1), (1, day + 86_400, 2), (2, day, 0)],
+        )
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS_BEFORE)
     store = Store(db)
     assert store.migrate() == 1

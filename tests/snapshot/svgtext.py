@@ -12,7 +12,9 @@ def rows(svg: str) -> list[str]:
     """Each screen row's text, with segments placed by their x position (12.2 px a cell in Rich's export)."""
     found: dict[float, list[tuple[float, str]]] = {}
     for match in _TEXT.finditer(svg):
-        found.setdefault(float(match[2]), []).append((float(match[1]), html.unescape(match[3]).replace("\xa0", " ")))
+        found.setdefault(float(match[2]), []).append(
+            (float(match[1]), html.unescape(match[3]).replace("\xa0", " "))
+        )
     lines = []
     for y in sorted(found):
         line = ""

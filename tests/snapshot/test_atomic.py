@@ -27,8 +27,13 @@ PRELUDE = f"import sys; sys.path.insert(0, {str(HERE)!r})\n"
 
 
 def _start(script: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", PRELUDE + textwrap.dedent(script)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _line(process: subprocess.Popen[str], timeout: float = 60.0) -> str:
@@ -76,7 +81,9 @@ def test_writer_killed_mid_write_leaves_the_previous_file(tmp_path: Path) -> Non
     assert load_snapshot(final).snapshot == factory.snapshot()
 
 
-def test_writer_killed_while_exporting_in_a_loop_never_leaves_a_partial_bundle(tmp_path: Path) -> None:
+def test_writer_killed_while_exporting_in_a_loop_never_leaves_a_partial_bundle(
+    tmp_path: Path,
+) -> None:
     write_bundle(factory.snapshot(), Redactor(), tmp_path, name="handoff")
     process = _start(f"""
         from pathlib import Path
@@ -100,7 +107,11 @@ def test_writer_killed_while_exporting_in_a_loop_never_leaves_a_partial_bundle(t
         process.kill()
     reopened = load_snapshot(tmp_path / "handoff.json").snapshot
     assert len(reopened.audit) in (2, 1000)
-    assert (tmp_path / "handoff.md").read_text().endswith("Reopen it read-only with `fleetdesk open handoff.json`.\n")
+    assert (
+        (tmp_path / "handoff.md")
+        .read_text()
+        .endswith("Reopen it read-only with `fleetdesk open handoff.json`.\n")
+    )
 
 
 def test_crash_between_write_and_rename_keeps_the_old_file(tmp_path: Path) -> None:
@@ -144,7 +155,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 256 KiB tmpfs: a real full disk (needs mount rights; skipped without them)."""
     mount = tmp_path / "small"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
     try:
@@ -178,7 +191,9 @@ def test_file_size_limit_gives_a_clear_error_and_keeps_the_previous_file(tmp_pat
             print(error, flush=True)
     """)
     out, err = process.communicate(timeout=60)
-    assert "the disk is full (or the file is over the size limit) (EFBIG); nothing was replaced" in out, err
+    assert (
+        "the disk is full (or the file is over the size limit) (EFBIG); nothing was replaced" in out
+    ), err
     assert "Traceback" not in out + err
     assert final.read_bytes() == b'{"old": true}'
     assert _temps(tmp_path) == []
@@ -186,8 +201,10 @@ def test_file_size_limit_gives_a_clear_error_and_keeps_the_previous_file(tmp_pat
 
 def test_bundle_json_is_written_last_and_loads(tmp_path: Path) -> None:
     order: list[str] = []
-    write_files({tmp_path / "x.svg": b"<svg/>", tmp_path / "x.md": b"# x\n", tmp_path / "x.json": b"{}"},
-                before_rename=lambda temp: order.append(temp.name.split(TEMP_MARK)[0]))
+    write_files(
+        {tmp_path / "x.svg": b"<svg/>", tmp_path / "x.md": b"# x\n", tmp_path / "x.json": b"{}"},
+        before_rename=lambda temp: order.append(temp.name.split(TEMP_MARK)[0]),
+    )
     assert order == [".x.svg", ".x.md", ".x.json"]
     assert json.loads((tmp_path / "x.json").read_text()) == {}
     assert os.stat(tmp_path / "x.json").st_mode & 0o777 == 0o644

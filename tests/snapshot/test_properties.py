@@ -12,9 +12,26 @@ from fleetdesk.snapshot.redact import MASK, Redactor
 
 TOKEN = "fdk_PropTest-0123456789abcdefXYZ"
 texty = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
-noisy = st.lists(st.one_of(texty, st.sampled_from([TOKEN, "Authorization: Bearer ", "password=", "https://u:p@h/",
-                                                   "`", "[", "](", "<", "\x1b[31m", "\u202e"])),
-                 max_size=8).map("".join)
+noisy = st.lists(
+    st.one_of(
+        texty,
+        st.sampled_from(
+            [
+                TOKEN,
+                "Authorization: Bearer ",
+                "password=",
+                "https://u:p@h/",
+                "`",
+                "[",
+                "](",
+                "<",
+                "\x1b[31m",
+                "\u202e",
+            ]
+        ),
+    ),
+    max_size=8,
+).map("".join)
 
 
 @settings(max_examples=300, deadline=None)

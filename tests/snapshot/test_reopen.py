@@ -59,7 +59,9 @@ def test_invalid_version_1_file_names_the_version_and_field(tmp_path: Path) -> N
 def test_newer_version_says_upgrade(tmp_path: Path) -> None:
     document = factory.snapshot().model_dump(mode="json") | {"schema_version": SCHEMA_VERSION + 1}
     message = _error(_write(tmp_path, json.dumps(document).encode()))
-    assert f"schema version {SCHEMA_VERSION + 1} is newer than this fleetdesk understands" in message
+    assert (
+        f"schema version {SCHEMA_VERSION + 1} is newer than this fleetdesk understands" in message
+    )
     assert "upgrade fleetdesk" in message
 
 
@@ -78,7 +80,10 @@ def test_truncated_file_says_truncated(tmp_path: Path, cut: int) -> None:
         (b'{"schema_version": 2, "exported_by": }', "not valid JSON at line 1 column 38"),
         (b"[1, 2]", "not a fleetdesk snapshot (no schema_version field)"),
         (b'{"schema_version": "two"}', "schema_version 'two' is not a snapshot version"),
-        (b'{"schema_version": 2, "exported_by": "bob"}', "not a valid version 2 snapshot: exported_at: Field required"),
+        (
+            b'{"schema_version": 2, "exported_by": "bob"}',
+            "not a valid version 2 snapshot: exported_at: Field required",
+        ),
     ],
 )
 def test_corrupted_file_gives_one_clear_line(tmp_path: Path, data: bytes, expected: str) -> None:
@@ -87,7 +92,7 @@ def test_corrupted_file_gives_one_clear_line(tmp_path: Path, data: bytes, expect
 
 def test_flipped_bytes_in_the_middle_are_reported_not_raised(tmp_path: Path) -> None:
     data = bytearray(factory.snapshot().model_dump_json(indent=1).encode())
-    data[len(data) // 2: len(data) // 2 + 8] = b"\x00garbag\x00"
+    data[len(data) // 2 : len(data) // 2 + 8] = b"\x00garbag\x00"
     message = _error(_write(tmp_path, bytes(data)))
     assert "the file is corrupted" in message or "not a valid version 2 snapshot" in message
 

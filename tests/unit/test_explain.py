@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from fleetdesk.settings import locations
 from fleetdesk.domain.registry import Role, Tier
 from fleetdesk.domain.stability import Health
-from fleetdesk.fleets.explanation import Explanation, explain, render_text
 from fleetdesk.fleets import Fleet, load_fleet
+from fleetdesk.fleets.explanation import Explanation, explain, render_text
+from fleetdesk.settings import locations
 
 FLEETDESK = Path(sys.executable).with_name("fleetdesk")
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -78,14 +78,20 @@ def test_large_fleet_foundation_shows_its_blast_radius() -> None:
     assert explanation.downstream_total == len(fleet.registry.downstream(foundation.id)) >= 50
     assert sum(explanation.blast_radius.values()) == explanation.downstream_total
     assert "none: escalate to" in explanation.fallback
-    assert f"Blast radius: {explanation.downstream_total} downstream models (TIER0 " in explanation.summary
+    assert (
+        f"Blast radius: {explanation.downstream_total} downstream models (TIER0 "
+        in explanation.summary
+    )
 
 
 def test_tier0_baseline_has_no_fallback_but_escalation(small: Fleet) -> None:
     explanation = explain(small, "ig_feed_late-stage_mtml.v41")
     assert explanation.fallback_model_id is None
     assert explanation.fallback == "none: escalate to ig-feed-ranking (ig-feed-ranking-oncall)"
-    assert "TIER0 because: ranks the Instagram Feed: 40% of Instagram ad revenue." in explanation.summary
+    assert (
+        "TIER0 because: ranks the Instagram Feed: 40% of Instagram ad revenue."
+        in explanation.summary
+    )
     assert explanation.latest.health is Health.STABLE and not explanation.slo.alerts
     assert explanation.slo.budget_remaining == 1.0
 
@@ -93,9 +99,14 @@ def test_tier0_baseline_has_no_fallback_but_escalation(small: Fleet) -> None:
 def test_downstream_victim_points_upstream(small: Fleet) -> None:
     explanation = explain(small, "fb_feed_late-stage_dhen.v52")
     assert explanation.latest.health is Health.UNSTABLE
-    assert [up.id for up in explanation.upstream] == ["fb_cross-surface_late-stage_transformer.fm-v4"]
+    assert [up.id for up in explanation.upstream] == [
+        "fb_cross-surface_late-stage_transformer.fm-v4"
+    ]
     assert explanation.upstream[0].health is Health.UNSTABLE
-    assert "Look upstream first: fb_cross-surface_late-stage_transformer.fm-v4 (UNSTABLE)." in explanation.summary
+    assert (
+        "Look upstream first: fb_cross-surface_late-stage_transformer.fm-v4 (UNSTABLE)."
+        in explanation.summary
+    )
 
 
 def test_stopped_feed_is_no_data_not_healthy(small: Fleet) -> None:
@@ -124,7 +135,9 @@ def test_bad_fleet_file_exits_2_naming_the_problem(tmp_path: Path) -> None:
     path.write_text(json.dumps(raw), encoding="utf-8")
     result = fleetdesk("explain", DRIFTING, "--fleet", str(path))
     assert result.returncode == 2
-    assert result.stderr.startswith(f"fleetdesk explain: {path}: model '{raw['models'][0]['id']}' (models[0]): role:")
+    assert result.stderr.startswith(
+        f"fleetdesk explain: {path}: model '{raw['models'][0]['id']}' (models[0]): role:"
+    )
     assert result.stderr.count("\n") == 1  # one problem, one line
     assert "Traceback" not in result.stderr
 
@@ -143,7 +156,9 @@ def test_hostile_registry_text_is_escaped(small: Fleet, tmp_path: Path) -> None:
 
 
 def test_readme_explain_example_names_a_real_model(small: Fleet) -> None:
-    command = re.search(r"fleetdesk explain (\S+) --fleet small", README.read_text(encoding="utf-8"))
+    command = re.search(
+        r"fleetdesk explain (\S+) --fleet small", README.read_text(encoding="utf-8")
+    )
     assert command is not None
     assert command.group(1) in small.registry
 
@@ -154,11 +169,15 @@ def test_a_sick_baseline_is_not_called_a_safe_fallback(small: Fleet) -> None:
     health = explanation.fallback_health
     assert health is not None and not health.healthy and health.state == "paging"
     assert health.since is not None and f"{health.since:%H:%M}" == "22:00"
-    assert explanation.fallback == ("none: baseline fb_feed_late-stage_dhen.v52 is itself paging since 22:00:"
-                                    " escalate to fb-feed-ranking (fb-feed-ranking-oncall)")
+    assert explanation.fallback == (
+        "none: baseline fb_feed_late-stage_dhen.v52 is itself paging since 22:00:"
+        " escalate to fb-feed-ranking (fb-feed-ranking-oncall)"
+    )
     assert "Safe fallback" not in explanation.summary
-    assert ("Fallback: baseline fb_feed_late-stage_dhen.v52 is itself paging since 22:00: escalate to"
-            " fb-feed-ranking (fb-feed-ranking-oncall) instead of rolling back.") in explanation.summary
+    assert (
+        "Fallback: baseline fb_feed_late-stage_dhen.v52 is itself paging since 22:00: escalate to"
+        " fb-feed-ranking (fb-feed-ranking-oncall) instead of rolling back."
+    ) in explanation.summary
     healthy = explain(small, DRIFTING)
     assert healthy.fallback_health is not None and healthy.fallback_health.healthy
     assert "Safe fallback: roll back to baseline ig_feed_late-stage_mtml.v41." in healthy.summary

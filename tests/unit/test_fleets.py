@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from fleetdesk import cli
-from fleetdesk.settings import locations
 from fleetdesk.domain.fleet import IncidentKind
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.domain.registry import LaunchPhase, Role, Tier
 from fleetdesk.domain.stability import Health
-from fleetdesk.fleets.generator import generate_fleet
 from fleetdesk.fleets import Fleet, FleetFileError, load_fleet
+from fleetdesk.fleets.generator import generate_fleet
+from fleetdesk.settings import locations
 
 SMALL = locations.fleets_dir() / "small.json"
 LARGE = locations.fleets_dir() / "large.json"
@@ -74,10 +74,14 @@ def test_small_fleet_tells_every_story(small: Fleet) -> None:
     feed = [m for m in registry.models.values() if m.type == "ig_feed_late-stage_mtml"]
     assert {m.role for m in feed} == {Role.BASELINE, Role.EXPERIMENT, Role.HOLDOUT}
     # A TIER0 baseline has no baseline of its own: its fallback is escalation.
-    assert any(m.tier is Tier.TIER0 and m.role is Role.BASELINE and m.baseline_model_id is None
-               for m in registry.models.values())
+    assert any(
+        m.tier is Tier.TIER0 and m.role is Role.BASELINE and m.baseline_model_id is None
+        for m in registry.models.values()
+    )
     assert any(m.launch_phase is LaunchPhase.SCALE_UP for m in registry.models.values())
-    assert all(m.purpose.endswith(".") and m.purpose.count(". ") == 0 for m in registry.models.values())
+    assert all(
+        m.purpose.endswith(".") and m.purpose.count(". ") == 0 for m in registry.models.values()
+    )
     assert all(m.tier_justification for m in registry.models.values() if m.tier.needs_justification)
     assert set(found["incident"]) == set(IncidentKind)
     assert_history_covers_a_28_day_slo(small)
@@ -119,7 +123,10 @@ def test_deliberate_incidents_show_in_the_small_fleet(small: Fleet) -> None:
     assert stopped[-1].start + timedelta(hours=1) < end  # feed stopped: recent buckets missing
     healthy = list(small.buckets("ig_feed_late-stage_mtml.v41"))
     assert len(healthy) == len(small.timeline)
-    assert all(small.bands_for(healthy_id := "ig_feed_late-stage_mtml.v41").health(b) is Health.STABLE for b in healthy)
+    assert all(
+        small.bands_for(healthy_id := "ig_feed_late-stage_mtml.v41").health(b) is Health.STABLE
+        for b in healthy
+    )
     assert healthy_id in small.registry
 
 
@@ -144,7 +151,9 @@ def test_end_at_moves_the_whole_history_to_now(small: Fleet) -> None:
     delta = history.end - original.end
     assert history.start == original.start + delta
     assert [i.start for i in history.incidents] == [i.start + delta for i in original.incidents]
-    assert [i.end for i in history.incidents] == [None if i.end is None else i.end + delta for i in original.incidents]
+    assert [i.end for i in history.incidents] == [
+        None if i.end is None else i.end + delta for i in original.incidents
+    ]
     before = list(small.buckets("ig_feed_late-stage_mtml.x1-watch-time"))
     after = list(moved.buckets("ig_feed_late-stage_mtml.x1-watch-time"))
     assert after[-1].start + moved.timeline.bucket == history.end
@@ -157,7 +166,10 @@ def test_end_at_moves_the_whole_history_to_now(small: Fleet) -> None:
 @pytest.mark.parametrize("models", [4, 20, 137, 1000])
 def test_generator_makes_exactly_n_valid_models(models: int, tmp_path: Path) -> None:
     out = tmp_path / "gen.json"
-    assert cli.main(["fleet", "generate", "--models", str(models), "--seed", "3", "--out", str(out)]) == 0
+    assert (
+        cli.main(["fleet", "generate", "--models", str(models), "--seed", "3", "--out", str(out)])
+        == 0
+    )
     fleet = load_fleet(str(out))
     assert len(fleet.registry) == models
     assert set(fleet.file.history.profiles) == set(fleet.registry.models)
@@ -177,14 +189,18 @@ def test_generator_baselines_take_the_traffic_remainder() -> None:
     assert all(sum(shares) == pytest.approx(1.0, abs=1e-9) for shares in slots.values())
 
 
-def test_generator_refuses_too_few_models(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_generator_refuses_too_few_models(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     with pytest.raises(ValueError):
         generate_fleet(3, 0)
     assert cli.main(["fleet", "generate", "--models", "2", "--out", str(tmp_path / "x.json")]) == 2
     assert "--models: must be from 4 to" in capsys.readouterr().err
 
 
-def test_validate_command_reports_ok_and_problems(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_validate_command_reports_ok_and_problems(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     assert cli.main(["fleet", "validate", "small"]) == 0
     assert "21 models" in capsys.readouterr().out
     broken = write_variant(tmp_path, lambda raw: raw["models"][0].update(tier="TIER9"))
@@ -247,8 +263,13 @@ def test_profile_and_incident_schema_errors_name_their_model(tmp_path: Path) -> 
 
     error = load_error(write_variant(tmp_path, mutate))
     text = str(error)
-    assert "model 'ig_feed_late-stage_mtml.v41' metric profile (history.profiles): base_rate:" in text
-    assert "incident 0 of model 'ig_feed_late-stage_mtml.x1-watch-time' (history.incidents[0]): kind:" in text
+    assert (
+        "model 'ig_feed_late-stage_mtml.v41' metric profile (history.profiles): base_rate:" in text
+    )
+    assert (
+        "incident 0 of model 'ig_feed_late-stage_mtml.x1-watch-time' (history.incidents[0]): kind:"
+        in text
+    )
 
 
 def test_registry_and_history_problems_are_all_listed_at_once(tmp_path: Path) -> None:
@@ -258,7 +279,9 @@ def test_registry_and_history_problems_are_all_listed_at_once(tmp_path: Path) ->
         models["ig_tagging_late-stage_dlrm.v6"]["type"] = "ig_tagging_mid-stage_dlrm"
         models["ig_tagging_late-stage_dlrm.v6"]["tier"] = "TIER1"
         del raw["history"]["profiles"]["ig_reels_late-stage_dhen.v23"]
-        raw["history"]["profiles"]["ig_ghost.v1"] = copy.deepcopy(raw["history"]["profiles"]["ig_feed_late-stage_mtml.v41"])
+        raw["history"]["profiles"]["ig_ghost.v1"] = copy.deepcopy(
+            raw["history"]["profiles"]["ig_feed_late-stage_mtml.v41"]
+        )
         raw["history"]["incidents"][1]["model_id"] = "fb_nobody.v0"
         raw["history"]["bucket"] = "PT30M"
 
@@ -292,8 +315,16 @@ def test_an_unknown_key_anywhere_in_a_fleet_file_is_an_error_naming_it_and_the_f
     raw = json.loads((locations.fleets_dir() / "small.json").read_text())
     raw["models"][2]["purpsoe"] = "a misspelled purpose"
     raw["default_bands"]["ne_maxx"] = 1.0
-    raw["slo"]["rules"] = [{"name": "page-fast", "severity": "page", "long_window": "PT1H", "short_window": "PT5M",
-                            "threshold": 14.4, "treshold": 1.0}]
+    raw["slo"]["rules"] = [
+        {
+            "name": "page-fast",
+            "severity": "page",
+            "long_window": "PT1H",
+            "short_window": "PT5M",
+            "threshold": 14.4,
+            "treshold": 1.0,
+        }
+    ]
     raw["history"]["profiles"][raw["models"][0]["id"]]["nosie"] = 0.1
     raw["colour"] = "red"
     path = tmp_path / "typos.json"

@@ -19,7 +19,9 @@ VOCABULARY = Vocabulary(
 WHEN = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def node(model_id: str, slot: int, *upstream: str, tier: Tier = Tier.TIER4, foundation: bool = False) -> Model:
+def node(
+    model_id: str, slot: int, *upstream: str, tier: Tier = Tier.TIER4, foundation: bool = False
+) -> Model:
     """A model alone on its own surface (so traffic adds up), taking knowledge from ``upstream``."""
     fields: dict[str, Any] = {
         "id": model_id,
@@ -110,8 +112,12 @@ def test_upstream_chain_of_a_root_is_empty(registry: Registry) -> None:
     assert registry.upstream_chain("loner") == []
 
 
-@pytest.mark.parametrize("query", ["downstream", "blast_radius", "upstream_chain", "get", "model_type"])
-def test_lineage_of_an_unknown_id_is_an_error_with_suggestions(registry: Registry, query: str) -> None:
+@pytest.mark.parametrize(
+    "query", ["downstream", "blast_radius", "upstream_chain", "get", "model_type"]
+)
+def test_lineage_of_an_unknown_id_is_an_error_with_suggestions(
+    registry: Registry, query: str
+) -> None:
     with pytest.raises(UnknownModelError) as caught:
         getattr(registry, query)("leaf-3")
     assert caught.value.model_id == "leaf-3"
@@ -133,7 +139,9 @@ def test_suggest_prefers_ids_that_contain_the_query(registry: Registry) -> None:
 
 
 def test_suggest_finds_an_id_from_its_prefix_in_a_big_fleet() -> None:
-    models = [node("fm", 0, foundation=True)] + [node(f"ig_s{s}_tray_mtml_v{s}", s, "fm") for s in range(1, 12)]
+    models = [node("fm", 0, foundation=True)] + [
+        node(f"ig_s{s}_tray_mtml_v{s}", s, "fm") for s in range(1, 12)
+    ]
     registry = Registry(models, VOCABULARY)
     # Every id is a near look-alike of "ig_s1_tray"; the one that starts with it wins.
     suggestions = registry.suggest("ig_s1_tray")

@@ -165,11 +165,14 @@ def vocabulary_and_type(draw: st.DrawFn) -> tuple[Vocabulary, tuple[str, str, st
         apps={t: f"app {t}" for t in apps},
         surfaces={t: f"surface {t}" for t in surfaces},
         positions={
-            t: Position(label=f"position {t}", stage=draw(st.sampled_from(FunnelStage))) for t in positions
+            t: Position(label=f"position {t}", stage=draw(st.sampled_from(FunnelStage)))
+            for t in positions
         },
         architectures={t: f"arch {t}" for t in architectures},
     )
-    chosen = tuple(draw(st.sampled_from(terms)) for terms in (apps, surfaces, positions, architectures))
+    chosen = tuple(
+        draw(st.sampled_from(terms)) for terms in (apps, surfaces, positions, architectures)
+    )
     return vocabulary, chosen  # type: ignore[return-value]
 
 
@@ -197,7 +200,9 @@ def test_a_term_outside_the_vocabulary_is_named(
     case: tuple[Vocabulary, tuple[str, str, str, str]], index: int, replacement: str
 ) -> None:
     vocabulary, terms = case
-    table = (vocabulary.apps, vocabulary.surfaces, vocabulary.positions, vocabulary.architectures)[index]
+    table = (vocabulary.apps, vocabulary.surfaces, vocabulary.positions, vocabulary.architectures)[
+        index
+    ]
     replacement = replacement + "x" * 7  # longer than any drawn term, so never known
     assert replacement not in table
     changed = list(terms)

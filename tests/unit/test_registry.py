@@ -55,7 +55,10 @@ def model(model_id: str, **fields: Any) -> Model:
 
 
 def foundation(model_id: str = "fm", **fields: Any) -> Model:
-    return model(model_id, **{"type": FOUNDATION_TYPE, "role": Role.FOUNDATION, "traffic_share": 0.0, **fields})
+    return model(
+        model_id,
+        **{"type": FOUNDATION_TYPE, "role": Role.FOUNDATION, "traffic_share": 0.0, **fields},
+    )
 
 
 def violations(models: list[Model]) -> set[tuple[str, str]]:
@@ -83,7 +86,13 @@ def experiment_fleet() -> list[Model]:
 def test_a_valid_fleet_loads() -> None:
     fleet = experiment_fleet() + [
         foundation(),
-        model("feed", type=FEED, tier=Tier.TIER0, tier_justification="Feed ads revenue", upstream_model_ids=("fm",)),
+        model(
+            "feed",
+            type=FEED,
+            tier=Tier.TIER0,
+            tier_justification="Feed ads revenue",
+            upstream_model_ids=("fm",),
+        ),
     ]
     registry = Registry(fleet, VOCABULARY)
     assert len(registry) == 5
@@ -94,7 +103,10 @@ def test_a_valid_fleet_loads() -> None:
 
 @pytest.mark.parametrize("field", ["baseline_model_id", "holdout_model_id"])
 def test_unresolved_reference_is_named(field: str) -> None:
-    fleet = [model("base", traffic_share=0.5), model("other", traffic_share=0.5, **{field: "ghost"})]
+    fleet = [
+        model("base", traffic_share=0.5),
+        model("other", traffic_share=0.5, **{field: "ghost"}),
+    ]
     assert violations(fleet) == {("other", field)}
     assert messages(fleet) == ["unknown model 'ghost'"]
 
@@ -113,7 +125,10 @@ def test_self_reference_is_reported_once(field: str) -> None:
 
 
 def test_experiment_self_baseline_is_reported_once() -> None:
-    fleet = [model("base", traffic_share=0.5), model("exp", role=Role.EXPERIMENT, traffic_share=0.5, baseline_model_id="exp")]
+    fleet = [
+        model("base", traffic_share=0.5),
+        model("exp", role=Role.EXPERIMENT, traffic_share=0.5, baseline_model_id="exp"),
+    ]
     assert messages(fleet) == ["refers to the model itself"]
 
 
@@ -169,7 +184,9 @@ def test_a_diamond_is_not_a_cycle() -> None:
 def test_experiment_and_holdout_need_a_baseline(role: Role) -> None:
     fleet = [model("base", traffic_share=0.9), model("x", role=role, traffic_share=0.1)]
     assert violations(fleet) == {("x", "baseline_model_id")}
-    assert messages(fleet) == [{"experiment": "an experiment", "holdout": "a holdout"}[role] + " needs a baseline"]
+    assert messages(fleet) == [
+        {"experiment": "an experiment", "holdout": "a holdout"}[role] + " needs a baseline"
+    ]
 
 
 def test_baseline_of_another_type_is_rejected() -> None:
@@ -218,7 +235,10 @@ def test_traffic_adds_up_per_slot_not_per_fleet() -> None:
 
 def test_architectures_share_a_slot() -> None:
     # Same app, surface and position with another architecture: one traffic slot.
-    fleet = [model("mtml", traffic_share=0.7), model("dhen", type="ig_stories_tray_dhen", traffic_share=0.3)]
+    fleet = [
+        model("mtml", traffic_share=0.7),
+        model("dhen", type="ig_stories_tray_dhen", traffic_share=0.3),
+    ]
     assert len(Registry(fleet, VOCABULARY)) == 2
 
 
@@ -272,7 +292,9 @@ def test_every_violation_is_reported_at_once() -> None:
     fleet = [
         model("base", traffic_share=0.5, tier=Tier.TIER1),  # no justification; slot adds to 0.6
         model("exp", role=Role.EXPERIMENT, traffic_share=0.1),  # no baseline
-        model("hold", role=Role.HOLDOUT, traffic_share=0.0, baseline_model_id="ghost"),  # unknown baseline
+        model(
+            "hold", role=Role.HOLDOUT, traffic_share=0.0, baseline_model_id="ghost"
+        ),  # unknown baseline
         model("odd", type="ig_reels_tray_mtml"),  # unknown surface
         foundation("fm", traffic_share=0.3, upstream_model_ids=("fm2",)),  # traffic; 2-cycle
         foundation("fm2", upstream_model_ids=("fm", "missing")),  # unknown upstream
@@ -301,7 +323,9 @@ def test_every_violation_is_reported_at_once() -> None:
 
 
 def test_error_names_its_source() -> None:
-    error = RegistryError([RegistryViolation(model_id="m", field="tier", message="bad")], source="fleet.json")
+    error = RegistryError(
+        [RegistryViolation(model_id="m", field="tier", message="bad")], source="fleet.json"
+    )
     assert str(error) == "fleet.json: 1 registry violation(s):\n  - m.tier: bad"
 
 
@@ -346,7 +370,9 @@ def test_model_record_rejects_bad_fields(change: dict[str, Any]) -> None:
 # --- property: independent faults are each reported, and nothing else -----------------
 
 SLOTS = 12
-WIDE_VOCABULARY = VOCABULARY.model_copy(update={"surfaces": {f"s{i}": f"surface {i}" for i in range(SLOTS)}})
+WIDE_VOCABULARY = VOCABULARY.model_copy(
+    update={"surfaces": {f"s{i}": f"surface {i}" for i in range(SLOTS)}}
+)
 FAULTS: dict[str, tuple[str, Any]] = {
     # fault kind: (field reported, change to the model; a callable gets the model id)
     "unjustified tier": ("tier_justification", {"tier": Tier.TIER2}),
@@ -362,7 +388,13 @@ FAULTS: dict[str, tuple[str, Any]] = {
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.integers(min_value=0, max_value=SLOTS - 1), st.sampled_from(sorted(FAULTS)), max_size=SLOTS))
+@given(
+    st.dictionaries(
+        st.integers(min_value=0, max_value=SLOTS - 1),
+        st.sampled_from(sorted(FAULTS)),
+        max_size=SLOTS,
+    )
+)
 def test_every_injected_fault_is_reported_with_its_model_and_field(faults: dict[int, str]) -> None:
     # One baseline per surface, each alone in its traffic slot, then one fault on some of them.
     fleet = []

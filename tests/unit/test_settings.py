@@ -30,7 +30,9 @@ def test_a_misspelled_console_key_names_the_key_and_the_file(config: Path) -> No
 
 def test_a_misspelled_server_key_names_the_table_the_key_and_the_file(config: Path) -> None:
     config.write_text('theme = "fleetdesk-light"\n\n[server]\nprot = 9000\n')
-    assert load_settings().theme == "fleetdesk-light"  # the console does not read the server's table
+    assert (
+        load_settings().theme == "fleetdesk-light"
+    )  # the console does not read the server's table
     with pytest.raises(SettingsError) as caught:
         load_server_settings()
     assert "unknown setting 'prot' in [server] of config file" in str(caught.value)
@@ -53,14 +55,19 @@ def test_the_webhook_secret_comes_from_the_environment_never_a_flag(
 ) -> None:
     monkeypatch.setenv("FLEETDESK_WEBHOOK_SECRET", "s3cret-signing-key")
     settings = load_server_settings(webhook_url="http://127.0.0.1:9/hook")
-    assert settings.webhook_secret is not None and settings.webhook_secret.get_secret_value() == "s3cret-signing-key"
+    assert (
+        settings.webhook_secret is not None
+        and settings.webhook_secret.get_secret_value() == "s3cret-signing-key"
+    )
     assert "s3cret" not in repr(settings) and "s3cret" not in settings.model_dump_json()
     assert main(["serve", "--webhook-secret", "x"]) == 2  # no such flag
     assert "unrecognized arguments" in capsys.readouterr().err
 
 
-def test_serve_refuses_a_bad_value_from_the_file_in_one_line(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config.write_text('[server]\nport = 99999\n')
+def test_serve_refuses_a_bad_value_from_the_file_in_one_line(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config.write_text("[server]\nport = 99999\n")
     assert main(["serve"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "port" in error and "65535" in error

@@ -28,7 +28,9 @@ FIVE_MINUTES = timedelta(minutes=5)
 GOOD, BAD, NONE = Health.STABLE, Health.UNSTABLE, Health.NO_DATA
 
 
-def history(healths: list[Health], slice_length: timedelta, now: datetime = NOW) -> list[SliceHealth]:
+def history(
+    healths: list[Health], slice_length: timedelta, now: datetime = NOW
+) -> list[SliceHealth]:
     """Slices oldest first, the last one closing exactly at ``now``."""
     first = now - len(healths) * slice_length
     return [SliceHealth(start=first + i * slice_length, health=h) for i, h in enumerate(healths)]
@@ -210,7 +212,9 @@ def test_burn_rates_are_listed_once_per_window_shortest_first() -> None:
 def test_custom_objective_rules_and_thresholds() -> None:
     # objective 0.75 → allowed bad share 0.25 (exact in binary, so equality is exact).
     # One rule at 2×: long 4h, short 1h, with hourly slices.
-    rule = BurnRateRule(name="fast", severity=Severity.PAGE, long_window=4 * HOUR, short_window=HOUR, threshold=2.0)
+    rule = BurnRateRule(
+        name="fast", severity=Severity.PAGE, long_window=4 * HOUR, short_window=HOUR, threshold=2.0
+    )
     policy = SloPolicy(objective=0.75, window=timedelta(days=1), slice=HOUR, rules=(rule,))
     # Last 4 hours: good, good, bad, bad. 4h: (2/4)/0.25 = 2.0; 1h: (1/1)/0.25 = 4.0.
     status = evaluate(history([GOOD] * 20 + [GOOD, GOOD, BAD, BAD], HOUR), NOW, policy)
@@ -233,7 +237,9 @@ def test_no_rules_means_no_alerts_and_no_burn_rates() -> None:
 
 
 def test_default_rules_are_the_documented_ones() -> None:
-    assert [(r.name, r.severity, r.long_window, r.short_window, r.threshold) for r in DEFAULT_RULES] == [
+    assert [
+        (r.name, r.severity, r.long_window, r.short_window, r.threshold) for r in DEFAULT_RULES
+    ] == [
         ("page-fast", Severity.PAGE, HOUR, timedelta(minutes=5), 14.4),
         ("page-slow", Severity.PAGE, 6 * HOUR, timedelta(minutes=30), 6.0),
         ("ticket", Severity.TICKET, timedelta(days=3), 6 * HOUR, 1.0),
@@ -273,7 +279,8 @@ def test_status_from_counts_matches_evaluate() -> None:
     # The server's path: counts per window computed elsewhere, then assembled.
     windows = {w for r in policy.rules for w in (r.long_window, r.short_window)}
     precomputed = {
-        w: burn_rate(count_slices(slices, NOW - max(w, HOUR), NOW, HOUR), policy.objective) for w in windows
+        w: burn_rate(count_slices(slices, NOW - max(w, HOUR), NOW, HOUR), policy.objective)
+        for w in windows
     }
     counts = count_slices(slices, NOW - policy.window, NOW, HOUR)
     assert status_from_counts(counts, precomputed, NOW, policy) == direct
@@ -312,7 +319,13 @@ def test_policy_rejects_nonsense(change: dict) -> None:
     ],
 )
 def test_rule_rejects_nonsense(change: dict) -> None:
-    values = {"name": "r", "severity": Severity.PAGE, "long_window": HOUR, "short_window": FIVE_MINUTES, "threshold": 1.0}
+    values = {
+        "name": "r",
+        "severity": Severity.PAGE,
+        "long_window": HOUR,
+        "short_window": FIVE_MINUTES,
+        "threshold": 1.0,
+    }
     with pytest.raises(ValidationError):
         BurnRateRule(**{**values, **change})
 

@@ -26,7 +26,9 @@ BANDS = HealthBands(calibration_low=0.9, calibration_high=1.1, ne_max=0.95)
 REL = 1e-9
 
 # Subnormal sums would underflow the rate to 0: not a bucket anyone can produce.
-amount = st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+amount = st.floats(
+    min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False
+)
 probability = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 weight = st.floats(min_value=0.0, max_value=100.0, allow_nan=False)
 event = st.tuples(probability, st.sampled_from([0.0, 1.0]), weight)
@@ -35,7 +37,10 @@ event = st.tuples(probability, st.sampled_from([0.0, 1.0]), weight)
 @st.composite
 def sums(draw: st.DrawFn) -> StabilitySums:
     return StabilitySums(
-        weight=draw(amount), label_sum=draw(amount), prediction_sum=draw(amount), cross_entropy_sum=draw(amount)
+        weight=draw(amount),
+        label_sum=draw(amount),
+        prediction_sum=draw(amount),
+        cross_entropy_sum=draw(amount),
     )
 
 
@@ -80,8 +85,12 @@ def test_merge_of_nothing_is_empty_and_has_no_data() -> None:
 def test_merge_accepts_buckets_and_drops_their_start() -> None:
     start = datetime(2026, 12, 1, tzinfo=UTC)
     buckets = [
-        StabilityBucket(start=start, weight=10, label_sum=1, prediction_sum=1.2, cross_entropy_sum=3.0),
-        StabilityBucket(start=start, weight=30, label_sum=2, prediction_sum=1.8, cross_entropy_sum=7.0),
+        StabilityBucket(
+            start=start, weight=10, label_sum=1, prediction_sum=1.2, cross_entropy_sum=3.0
+        ),
+        StabilityBucket(
+            start=start, weight=30, label_sum=2, prediction_sum=1.8, cross_entropy_sum=7.0
+        ),
     ]
     merged = merge(buckets)
     assert type(merged) is StabilitySums
@@ -105,13 +114,17 @@ def test_recomputing_from_raw_events_equals_the_bucket_path(
     direct = StabilitySums.from_events(events)
     assert_close(bucketed, direct)
     # Both paths agree on "no data" unless the rate sits within rounding of 0 or 1.
-    rate_is_borderline = math.isclose(direct.label_sum, direct.weight) or math.isclose(direct.label_sum, 0, abs_tol=1e-9)
+    rate_is_borderline = math.isclose(direct.label_sum, direct.weight) or math.isclose(
+        direct.label_sum, 0, abs_tol=1e-9
+    )
     if not rate_is_borderline:
         assert bucketed.has_data == direct.has_data
     if direct.has_data and bucketed.has_data:
         assert math.isclose(bucketed.calibration, direct.calibration, rel_tol=1e-7)  # type: ignore[arg-type]
         assert math.isclose(
-            bucketed.normalized_entropy, direct.normalized_entropy, rel_tol=1e-7  # type: ignore[arg-type]
+            bucketed.normalized_entropy,
+            direct.normalized_entropy,
+            rel_tol=1e-7,  # type: ignore[arg-type]
         )
 
 
@@ -139,7 +152,9 @@ def test_from_events_by_hand() -> None:
     st.integers(min_value=1, max_value=500),
     st.floats(min_value=0.01, max_value=1000.0),
 )
-def test_ne_of_the_constant_background_rate_predictor_is_one(positives: int, negatives: int, w: float) -> None:
+def test_ne_of_the_constant_background_rate_predictor_is_one(
+    positives: int, negatives: int, w: float
+) -> None:
     rate = positives / (positives + negatives)
     events = [(rate, 1.0, w)] * positives + [(rate, 0.0, w)] * negatives
     result = StabilitySums.from_events(events)
@@ -148,8 +163,14 @@ def test_ne_of_the_constant_background_rate_predictor_is_one(positives: int, neg
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(min_value=0.001, max_value=0.999), weight), min_size=1, max_size=40))
-def test_calibration_of_exactly_calibrated_data_is_one(predictions: list[tuple[float, float]]) -> None:
+@given(
+    st.lists(
+        st.tuples(st.floats(min_value=0.001, max_value=0.999), weight), min_size=1, max_size=40
+    )
+)
+def test_calibration_of_exactly_calibrated_data_is_one(
+    predictions: list[tuple[float, float]],
+) -> None:
     # For a prediction p on weight w, a positive of weight w·p and a negative of
     # weight w·(1-p): Σ predictions = w·p·p + w·(1-p)·p = w·p = Σ labels.
     events = []
@@ -185,17 +206,31 @@ def test_no_data_is_never_stable_or_unstable(events: list[tuple[float, float, fl
     assert result.calibration is None
     assert result.normalized_entropy is None
     # Bands that would accept anything, and bands that would reject anything.
-    assert HealthBands(calibration_low=1e-9, calibration_high=1e9, ne_max=1e9).health(result) is Health.NO_DATA
-    assert HealthBands(calibration_low=1.0, calibration_high=1.0 + 1e-12, ne_max=1e-12).health(result) is Health.NO_DATA
+    assert (
+        HealthBands(calibration_low=1e-9, calibration_high=1e9, ne_max=1e9).health(result)
+        is Health.NO_DATA
+    )
+    assert (
+        HealthBands(calibration_low=1.0, calibration_high=1.0 + 1e-12, ne_max=1e-12).health(result)
+        is Health.NO_DATA
+    )
 
 
 @settings(max_examples=200, deadline=None)
 @given(sums())
-def test_health_is_no_data_exactly_when_the_rate_is_undefined_or_a_ratio_overflows(value: StabilitySums) -> None:
+def test_health_is_no_data_exactly_when_the_rate_is_undefined_or_a_ratio_overflows(
+    value: StabilitySums,
+) -> None:
     health = BANDS.health(value)
     rate_defined = value.weight > 0 and 0 < value.label_sum < value.weight
-    meaningful = rate_defined and math.isfinite(value.prediction_sum / value.label_sum) and math.isfinite(
-        (value.cross_entropy_sum / value.weight) / binary_entropy(value.label_sum / value.weight))
+    meaningful = (
+        rate_defined
+        and math.isfinite(value.prediction_sum / value.label_sum)
+        and math.isfinite(
+            (value.cross_entropy_sum / value.weight)
+            / binary_entropy(value.label_sum / value.weight)
+        )
+    )
     assert (health is Health.NO_DATA) == (not meaningful)
 
 
@@ -285,7 +320,9 @@ def test_log_loss_clips_predictions(prediction: float, label: float, expected: f
 
 
 def test_events_predicting_exactly_zero_and_one_give_finite_sums() -> None:
-    result = StabilitySums.from_events([(0.0, 1.0, 1.0), (1.0, 0.0, 1.0), (0.5, 1.0, 1.0), (0.5, 0.0, 1.0)])
+    result = StabilitySums.from_events(
+        [(0.0, 1.0, 1.0), (1.0, 0.0, 1.0), (0.5, 1.0, 1.0), (0.5, 0.0, 1.0)]
+    )
     assert math.isfinite(result.cross_entropy_sum)
     assert math.isfinite(result.normalized_entropy)  # type: ignore[arg-type]
 

@@ -16,16 +16,27 @@ END = datetime(2026, 11, 30, tzinfo=UTC)
 START = END - timedelta(days=7)
 HOUR = timedelta(hours=1)
 PROFILE = MetricProfile(
-    events_per_bucket=50_000, base_rate=0.04, calibration=1.01, normalized_entropy=0.83, noise=0.02, seed=7
+    events_per_bucket=50_000,
+    base_rate=0.04,
+    calibration=1.01,
+    normalized_entropy=0.83,
+    noise=0.02,
+    seed=7,
 )
 BANDS = HealthBands(calibration_low=0.9, calibration_high=1.1, ne_max=0.95)
 
 
-def buckets(profile: MetricProfile = PROFILE, incidents: list[MetricIncident] = [], model_id: str = "m1"):
-    return list(synthesize(model_id, profile, incidents, START, END, HOUR))
+def buckets(
+    profile: MetricProfile = PROFILE,
+    incidents: tuple[MetricIncident, ...] = (),
+    model_id: str = "m1",
+):
+    return list(synthesize(model_id, profile, list(incidents), START, END, HOUR))
 
 
-def incident(kind: IncidentKind, start: datetime, end: datetime | None, magnitude: float = 1.0) -> MetricIncident:
+def incident(
+    kind: IncidentKind, start: datetime, end: datetime | None, magnitude: float = 1.0
+) -> MetricIncident:
     return MetricIncident(model_id="m1", kind=kind, start=start, end=end, magnitude=magnitude)
 
 
@@ -57,7 +68,9 @@ def test_buckets_hit_the_profile_targets_within_the_noise() -> None:
     result = buckets()
     for bucket in result:
         assert bucket.calibration == pytest.approx(PROFILE.calibration, rel=4 * PROFILE.noise)
-        assert bucket.normalized_entropy == pytest.approx(PROFILE.normalized_entropy, rel=4 * PROFILE.noise)
+        assert bucket.normalized_entropy == pytest.approx(
+            PROFILE.normalized_entropy, rel=4 * PROFILE.noise
+        )
         assert BANDS.health(bucket) is Health.STABLE
     window = merge(result)
     assert window.calibration == pytest.approx(PROFILE.calibration, rel=0.005)
@@ -74,7 +87,9 @@ def test_noise_varies_buckets_and_traffic_follows_the_day() -> None:
 
 def test_calibration_drift_ramps_out_of_band() -> None:
     drift_start = END - timedelta(hours=10)
-    result = buckets(incidents=[incident(IncidentKind.CALIBRATION_DRIFT, drift_start, None, magnitude=1.4)])
+    result = buckets(
+        incidents=[incident(IncidentKind.CALIBRATION_DRIFT, drift_start, None, magnitude=1.4)]
+    )
     before = [b for b in result if b.start < drift_start]
     during = [b for b in result if b.start >= drift_start]
     assert all(BANDS.health(b) is Health.STABLE for b in before)
@@ -124,7 +139,9 @@ def test_materialise_matches_per_model_synthesis() -> None:
         start=START,
         end=END,
         profiles={"m1": PROFILE, "m2": PROFILE.model_copy(update={"base_rate": 0.2})},
-        incidents=[incident(IncidentKind.CALIBRATION_DRIFT, END - timedelta(hours=5), None, magnitude=0.7)],
+        incidents=[
+            incident(IncidentKind.CALIBRATION_DRIFT, END - timedelta(hours=5), None, magnitude=0.7)
+        ],
     )
     rows = dict(materialise(history))
     assert set(rows) == {"m1", "m2"}

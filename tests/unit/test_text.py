@@ -123,7 +123,9 @@ def test_limit_cuts_with_an_ellipsis(text: str, limit: int, expected: str) -> No
     assert len(sanitize(text, limit)) <= max(limit, 0)
 
 
-ANY_CHAR = st.characters(min_codepoint=0, max_codepoint=0x10FFFF)  # surrogates and controls included
+ANY_CHAR = st.characters(
+    min_codepoint=0, max_codepoint=0x10FFFF
+)  # surrogates and controls included
 
 
 @settings(max_examples=300, deadline=None)
@@ -154,7 +156,9 @@ def test_limit_is_respected_and_keeps_a_prefix(text: str, limit: int) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=string.printable[:95], max_size=200))  # printable ASCII, no whitespace controls
+@given(
+    st.text(alphabet=string.printable[:95], max_size=200)
+)  # printable ASCII, no whitespace controls
 def test_printable_ascii_passes_unchanged(text: str) -> None:
     assert sanitize(text) == text
 

@@ -18,7 +18,13 @@ from typing import Any, Generic, TypeVar, cast
 import httpx
 from pydantic import BaseModel, SecretStr, TypeAdapter, ValidationError
 
-from fleetdesk.client._errors import BadResponse, FleetdeskError, IdempotencyConflict, NotConfirmed, Unavailable
+from fleetdesk.client._errors import (
+    BadResponse,
+    FleetdeskError,
+    IdempotencyConflict,
+    NotConfirmed,
+    Unavailable,
+)
 from fleetdesk.client._policy import ClientTimeouts, RetryPolicy
 from fleetdesk.client._problems import error_from_problem
 
@@ -150,11 +156,18 @@ class Caller:
                         raise _settled(call, failure)
                     pause = self._retry.backoff(failures, self._rng)
                     if server_hint is not None:
-                        pause = max(pause, server_hint)  # the server knows when it can answer; never sooner
+                        pause = max(
+                            pause, server_hint
+                        )  # the server knows when it can answer; never sooner
                     if loop.time() + pause >= give_up_at:
                         raise _settled(call, failure)
-                    log.debug("try %d of %s failed, retrying in %.2f s: %s",
-                              failures, call.label, pause, failure.message)
+                    log.debug(
+                        "try %d of %s failed, retrying in %.2f s: %s",
+                        failures,
+                        call.label,
+                        pause,
+                        failure.message,
+                    )
                     await asyncio.sleep(pause)
         except TimeoutError:
             raise self._deadline_failure(call, maybe_delivered or sending) from None
@@ -167,8 +180,9 @@ class Caller:
             content = call.body.model_dump_json().encode()
         if call.idempotency_key is not None:
             headers["Idempotency-Key"] = call.idempotency_key
-        request = self._http.build_request(call.method, call.path, params=call.params, content=content,
-                                           headers=headers)
+        request = self._http.build_request(
+            call.method, call.path, params=call.params, content=content, headers=headers
+        )
         response = await self._http.send(request, stream=True)
         try:
             return response, await read_capped(response, call.label, self.budget)
@@ -189,16 +203,26 @@ class Caller:
             try:
                 return adapter(call.shape).validate_json(self.redact(_text(body)))
             except ValidationError as error:
-                return BadResponse(f"{call.label}: the answer does not match this client's schema ({_first(error)})",
-                                   status=response.status_code)
-        return error_from_problem(call.label, response.status_code, self.redact(_text(body)) if is_json else None)
+                return BadResponse(
+                    f"{call.label}: the answer does not match this client's schema ({_first(error)})",
+                    status=response.status_code,
+                )
+        return error_from_problem(
+            call.label, response.status_code, self.redact(_text(body)) if is_json else None
+        )
 
-    def _transport_failure(self, call: Call[Any], error: httpx.TransportError, maybe_delivered: bool) -> FleetdeskError:
+    def _transport_failure(
+        self, call: Call[Any], error: httpx.TransportError, maybe_delivered: bool
+    ) -> FleetdeskError:
         reason = self.redact(str(error)) or type(error).__name__
         if call.changes_state and maybe_delivered:
-            return _not_confirmed(call, f"the connection failed after sending ({type(error).__name__})")
+            return _not_confirmed(
+                call, f"the connection failed after sending ({type(error).__name__})"
+            )
         if isinstance(error, httpx.TimeoutException):
-            return Unavailable(f"{call.label}: the server did not answer in time ({type(error).__name__})")
+            return Unavailable(
+                f"{call.label}: the server did not answer in time ({type(error).__name__})"
+            )
         return Unavailable(f"{call.label}: cannot reach the server ({reason})")
 
     def _deadline_failure(self, call: Call[Any], maybe_delivered: bool) -> FleetdeskError:
@@ -211,13 +235,18 @@ class Caller:
 async def read_capped(response: httpx.Response, label: str, budget: AnswerBudget) -> bytes:
     """The body of a streamed response, refused (BadResponse) once the budget's bytes in memory would pass its limit."""
     declared = response.headers.get("content-length", "")
-    too_big = BadResponse(f"{label}: the answer is larger than {budget.limit // 2**20} MiB, far more than a"
-                          " fleetdesk server sends; is the address a fleetdesk server?", status=response.status_code)
+    too_big = BadResponse(
+        f"{label}: the answer is larger than {budget.limit // 2**20} MiB, far more than a"
+        " fleetdesk server sends; is the address a fleetdesk server?",
+        status=response.status_code,
+    )
     if declared.isascii() and declared.isdigit() and int(declared) > budget.limit:
         raise too_big
     body = bytearray()
     try:
-        async for chunk in response.aiter_bytes():  # decoded bytes, so a compressed bomb is held to the cap too
+        async for (
+            chunk
+        ) in response.aiter_bytes():  # decoded bytes, so a compressed bomb is held to the cap too
             budget.held += len(chunk)
             body += chunk
             if budget.held > budget.limit:
@@ -234,9 +263,12 @@ def _text(body: bytes) -> str:
 def _not_confirmed(call: Call[Any], why: str) -> NotConfirmed:
     again = (
         " Sending the same action again is safe: it reuses its idempotency key."
-        if call.idempotency_key is not None else ""
+        if call.idempotency_key is not None
+        else ""
     )
-    return NotConfirmed(f"{call.label} not confirmed: {why}; check the audit log before retrying.{again}")
+    return NotConfirmed(
+        f"{call.label} not confirmed: {why}; check the audit log before retrying.{again}"
+    )
 
 
 def _settled(call: Call[Any], failure: FleetdeskError) -> FleetdeskError:

@@ -62,7 +62,9 @@ class ModelFilters(BaseModel):
     tier: tuple[Tier, ...] = Field(default=(), description="Any of these tiers")
     role: Role | None = None
     health: Health | None = None
-    q: str | None = Field(default=None, description="Text in the id, type, team, rotation or purpose")
+    q: str | None = Field(
+        default=None, description="Text in the id, type, team, rotation or purpose"
+    )
 
 
 class PageRequest(BaseModel):
@@ -93,10 +95,14 @@ class FleetdeskClient:
         except httpx.InvalidURL:
             url = httpx.URL()
         if url.scheme not in ("http", "https") or not url.host:
-            raise InvalidAddress("the server address must look like http://HOST:PORT or https://HOST")
+            raise InvalidAddress(
+                "the server address must look like http://HOST:PORT or https://HOST"
+            )
         if url.userinfo:
             # A secret in the URL would show up in reprs and messages; tokens go in their own place.
-            raise InvalidAddress("the server address must not contain credentials; use a token (load_token)")
+            raise InvalidAddress(
+                "the server address must not contain credentials; use a token (load_token)"
+            )
         self.base_url = base_url.rstrip("/")
         self._tls = url.scheme == "https"
         self.timeouts = timeouts
@@ -109,7 +115,9 @@ class FleetdeskClient:
         self._caller: Caller | None = None
 
     def __repr__(self) -> str:
-        return f"FleetdeskClient(base_url={self.base_url!r}, token={'set' if self._token else 'none'})"
+        return (
+            f"FleetdeskClient(base_url={self.base_url!r}, token={'set' if self._token else 'none'})"
+        )
 
     async def __aenter__(self) -> Self:
         self._http = httpx.AsyncClient(
@@ -127,7 +135,10 @@ class FleetdeskClient:
         return self
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
     ) -> None:
         if self._http is not None:
             await self._http.aclose()
@@ -157,7 +168,10 @@ class FleetdeskClient:
         return await self._get("/fleet/summary", FleetSummary, {"limit": limit})
 
     async def list_models(
-        self, filters: ModelFilters | None = None, sort: ModelSort = ModelSort.WORST, page: PageRequest | None = None
+        self,
+        filters: ModelFilters | None = None,
+        sort: ModelSort = ModelSort.WORST,
+        page: PageRequest | None = None,
     ) -> ModelPage:
         """One page of models matching ``filters``, in ``sort`` order."""
         params: dict[str, Any] = (filters or ModelFilters()).model_dump()
@@ -172,7 +186,9 @@ class FleetdeskClient:
         """Upstream chain and downstream blast radius."""
         return await self._get(f"/models/{_segment(model_id)}/lineage", Lineage)
 
-    async def stability(self, model_id: str, window: Window = Window.H24, holdout: bool = False) -> StabilitySeries:
+    async def stability(
+        self, model_id: str, window: Window = Window.H24, holdout: bool = False
+    ) -> StabilitySeries:
         """Calibration and NE per bucket over ``window``, with the baseline's series (and the holdout's, asked)."""
         params: dict[str, Any] = {"window": window}
         if holdout:
@@ -184,7 +200,10 @@ class FleetdeskClient:
         return await self._get(f"/models/{_segment(model_id)}/slo", SloStatus)
 
     async def incidents(
-        self, state: IncidentState | None = None, model_id: str | None = None, page: PageRequest | None = None
+        self,
+        state: IncidentState | None = None,
+        model_id: str | None = None,
+        page: PageRequest | None = None,
     ) -> IncidentPage:
         """Incidents, optionally by state or model."""
         params = {"state": state, "model_id": model_id, **(page or PageRequest()).model_dump()}
@@ -204,8 +223,14 @@ class FleetdeskClient:
         page: PageRequest | None = None,
     ) -> AuditPage:
         """Audit records, newest first."""
-        params = {"model_id": model_id, "actor": actor, "action": action, "since": since, "until": until,
-                  **(page or PageRequest()).model_dump()}
+        params = {
+            "model_id": model_id,
+            "actor": actor,
+            "action": action,
+            "since": since,
+            "until": until,
+            **(page or PageRequest()).model_dump(),
+        }
         return await self._get("/audit", AuditPage, params)
 
     async def event_log(self, after: int = 0, limit: int = 500) -> EventPage:
@@ -225,7 +250,14 @@ class FleetdeskClient:
         """Live updates: the event stream, resumed after drops, or polling when there is no stream."""
         if self._http is None or self._caller is None:
             raise RuntimeError("use the client inside 'async with FleetdeskClient(...) as client'")
-        return EventFeed(self._http, self._caller, self.event_log, self.stream_policy, self.timeouts, last_event_id)
+        return EventFeed(
+            self._http,
+            self._caller,
+            self.event_log,
+            self.stream_policy,
+            self.timeouts,
+            last_event_id,
+        )
 
     # --- changes -----------------------------------------------------------
 
@@ -241,17 +273,30 @@ class FleetdeskClient:
         )
         return await self._run(call)
 
-    async def ingest(self, buckets: list[IngestBucket], *, idempotency_key: str | None = None) -> IngestResult:
+    async def ingest(
+        self, buckets: list[IngestBucket], *, idempotency_key: str | None = None
+    ) -> IngestResult:
         """Store closed metric buckets (admin); idempotent per model and bucket."""
-        call = Call("POST", f"{API_PREFIX}/metrics", IngestResult, body=IngestRequest(buckets=buckets),
-                    idempotency_key=idempotency_key or new_idempotency_key(),
-                    what=f"ingest of {len(buckets)} bucket(s)")
+        call = Call(
+            "POST",
+            f"{API_PREFIX}/metrics",
+            IngestResult,
+            body=IngestRequest(buckets=buckets),
+            idempotency_key=idempotency_key or new_idempotency_key(),
+            what=f"ingest of {len(buckets)} bucket(s)",
+        )
         return await self._run(call)
 
     async def set_clock(self, now: datetime, *, idempotency_key: str | None = None) -> ServerInfo:
         """Move a frozen server clock forward (admin; drills and tests)."""
-        call = Call("PUT", f"{API_PREFIX}/clock", ServerInfo, body=ClockUpdate(now=now),
-                    idempotency_key=idempotency_key or new_idempotency_key(), what="clock change")
+        call = Call(
+            "PUT",
+            f"{API_PREFIX}/clock",
+            ServerInfo,
+            body=ClockUpdate(now=now),
+            idempotency_key=idempotency_key or new_idempotency_key(),
+            what="clock change",
+        )
         return await self._run(call)
 
 

@@ -17,7 +17,9 @@ MESSAGE_LIMIT = 1000
 class FleetdeskError(Exception):
     """Base of all client errors; ``message`` is ready to show on a terminal."""
 
-    def __init__(self, message: str, *, status: int | None = None, problem: ProblemDetails | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, problem: ProblemDetails | None = None
+    ) -> None:
         self.message = sanitize(message, limit=MESSAGE_LIMIT)
         self.status = status
         self.problem = problem
@@ -46,7 +48,9 @@ class Unauthorized(FleetdeskError):
 class Forbidden(FleetdeskError):
     """403: the token is valid but lacks a permission."""
 
-    def __init__(self, message: str, *, missing_permission: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, message: str, *, missing_permission: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(message, **kwargs)
         self.missing_permission = sanitize(missing_permission) if missing_permission else None
 
@@ -79,7 +83,9 @@ class UnhealthyTarget(Conflict):
     """409: the baseline the traffic would move to is itself unhealthy and the request did not acknowledge it;
     ``target_health`` says how it stands. Acknowledge it (``acknowledged_target``) or escalate instead."""
 
-    def __init__(self, message: str, *, target_health: TargetHealth | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, message: str, *, target_health: TargetHealth | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(message, **kwargs)
         self.target_health = target_health
 

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fleetdesk.client._calls import Caller, read_capped
 from fleetdesk.client._errors import FleetdeskError, Forbidden, Unauthorized
-from fleetdesk.client._problems import error_from_problem
 from fleetdesk.client._policy import ClientTimeouts, EventStreamPolicy
+from fleetdesk.client._problems import error_from_problem
 from fleetdesk.client._sse import SseDecoder
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import (
@@ -88,8 +88,15 @@ class _Dropped(Exception):
 class EventFeed:
     """``async for update in client.events(): ...``; also exposes its counters and position."""
 
-    def __init__(self, http: httpx.AsyncClient, caller: Caller, read_log: ReadLog, policy: EventStreamPolicy,
-                 timeouts: ClientTimeouts, last_event_id: int | None) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        caller: Caller,
+        read_log: ReadLog,
+        policy: EventStreamPolicy,
+        timeouts: ClientTimeouts,
+        last_event_id: int | None,
+    ) -> None:
         self._http = http
         self._caller = caller
         self._read_log = read_log
@@ -144,14 +151,18 @@ class EventFeed:
         if self.last_event_id is not None:
             headers["Last-Event-ID"] = str(self.last_event_id)
         timeout = self._timeouts.for_stream()
-        async with self._http.stream("GET", EVENTS_PATH, headers=headers, timeout=timeout) as response:
+        async with self._http.stream(
+            "GET", EVENTS_PATH, headers=headers, timeout=timeout
+        ) as response:
             if response.status_code in UNSUPPORTED_STATUSES:
                 raise _NoStream(f"the server has no event stream (HTTP {response.status_code})")
             if not response.is_success:
                 raise await self._refusal(response)
             content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if content_type != "text/event-stream":
-                raise _NoStream(f"the event stream answered with {content_type or 'no content type'}")
+                raise _NoStream(
+                    f"the event stream answered with {content_type or 'no content type'}"
+                )
             yield self._status(ConnectionState.LIVE, "following the live event stream")
             async for chunk in response.aiter_text():
                 for message in decoder.feed(chunk):
@@ -170,7 +181,9 @@ class EventFeed:
                 raise
             except FleetdeskError:
                 pass  # the loop below tries again and says what is wrong
-        yield self._status(ConnectionState.POLLING, f"{why}; polling every {self._policy.poll_interval:g} s")
+        yield self._status(
+            ConnectionState.POLLING, f"{why}; polling every {self._policy.poll_interval:g} s"
+        )
         loop = asyncio.get_running_loop()
         recheck_at = loop.time() + self._policy.stream_recheck
         trouble: str | None = None
@@ -230,7 +243,9 @@ class EventFeed:
 
     async def _refusal(self, response: httpx.Response) -> Exception:
         """Auth failures end the feed (retrying cannot help); anything else is a drop to retry."""
-        text = (await read_capped(response, "event stream", self._caller.budget)).decode("utf-8", errors="replace")
+        text = (await read_capped(response, "event stream", self._caller.budget)).decode(
+            "utf-8", errors="replace"
+        )
         content_type = response.headers.get("content-type", "")
         body = self._caller.redact(text) if "json" in content_type else None
         error = error_from_problem("event stream", response.status_code, body)
@@ -240,5 +255,9 @@ class EventFeed:
 
     def _status(self, state: ConnectionState, detail: str) -> ConnectionUpdate:
         self.state = state
-        return ConnectionUpdate(state=state, detail=sanitize(detail), last_event_id=self.last_event_id,
-                                malformed=self.malformed)
+        return ConnectionUpdate(
+            state=state,
+            detail=sanitize(detail),
+            last_event_id=self.last_event_id,
+            malformed=self.malformed,
+        )

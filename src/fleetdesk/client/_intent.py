@@ -28,12 +28,16 @@ class ActionIntent(BaseModel):
     kind: ActionKind
     model_id: str = Field(min_length=1)
     request: ActionRequest
-    idempotency_key: str = Field(default_factory=new_idempotency_key, pattern=r"^[\x21-\x7e]{1,200}$")
+    idempotency_key: str = Field(
+        default_factory=new_idempotency_key, pattern=r"^[\x21-\x7e]{1,200}$"
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> ActionIntent:
         if self.kind.needs_expected_state and not self.request.expected_serving_model_id:
-            raise ValueError(f"{self.kind} needs expected_serving_model_id (the serving model you saw)")
+            raise ValueError(
+                f"{self.kind} needs expected_serving_model_id (the serving model you saw)"
+            )
         if self.kind.needs_reason and not self.request.reason.strip():
             raise ValueError(f"{self.kind} needs a reason")
         if self.kind is ActionKind.NOTE and not (self.request.text or "").strip():
@@ -44,7 +48,9 @@ class ActionIntent(BaseModel):
     def of(cls, kind: ActionKind | str, model_id: str, **request: object) -> ActionIntent:
         """A new intent to do ``kind`` to ``model_id``; ``request`` holds the ActionRequest fields
         (reason, expected_serving_model_id, target, text, dry_run)."""
-        return cls(kind=ActionKind(kind), model_id=model_id, request=ActionRequest.model_validate(request))
+        return cls(
+            kind=ActionKind(kind), model_id=model_id, request=ActionRequest.model_validate(request)
+        )
 
     @property
     def dry_run(self) -> bool:
@@ -52,8 +58,11 @@ class ActionIntent(BaseModel):
 
     def as_dry_run(self) -> ActionIntent:
         """A preview of this intent: same request with dry_run set, and its own key."""
-        return ActionIntent(kind=self.kind, model_id=self.model_id,
-                            request=self.request.model_copy(update={"dry_run": True}))
+        return ActionIntent(
+            kind=self.kind,
+            model_id=self.model_id,
+            request=self.request.model_copy(update={"dry_run": True}),
+        )
 
     def describe(self) -> str:
         """Plain words for messages, e.g. 'rollback of ig_feed_x (dry run)'."""

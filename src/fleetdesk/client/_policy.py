@@ -21,7 +21,8 @@ class ClientTimeouts(BaseModel):
     pool: float = Field(default=2.0, gt=0.0, description="Waiting for a free pooled connection")
     deadline: float = Field(default=15.0, gt=0.0, description="A whole call, all attempts included")
     stream_idle: float = Field(
-        default=45.0, gt=0.0,
+        default=45.0,
+        gt=0.0,
         description="Silence on the event stream before it counts as dropped (the server sends heartbeats)",
     )
 
@@ -29,7 +30,9 @@ class ClientTimeouts(BaseModel):
         return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
 
     def for_stream(self) -> httpx.Timeout:
-        return httpx.Timeout(connect=self.connect, read=self.stream_idle, write=self.write, pool=self.pool)
+        return httpx.Timeout(
+            connect=self.connect, read=self.stream_idle, write=self.write, pool=self.pool
+        )
 
 
 class RetryPolicy(BaseModel):
@@ -58,18 +61,32 @@ class EventStreamPolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", **FINITE)
 
-    reconnect_base: float = Field(default=0.5, ge=0.0, description="First reconnect backoff ceiling, seconds")
-    reconnect_max: float = Field(default=15.0, ge=0.0, description="Largest reconnect backoff ceiling, seconds")
-    poll_after_failures: int = Field(
-        default=3, ge=1, description="Consecutive failed stream connections before falling back to polling"
+    reconnect_base: float = Field(
+        default=0.5, ge=0.0, description="First reconnect backoff ceiling, seconds"
     )
-    poll_interval: float = Field(default=2.0, gt=0.0, description="Seconds between polls of the event log")
-    poll_batch: int = Field(default=500, ge=1, le=500, description="Events fetched per poll (the server allows 500)")
+    reconnect_max: float = Field(
+        default=15.0, ge=0.0, description="Largest reconnect backoff ceiling, seconds"
+    )
+    poll_after_failures: int = Field(
+        default=3,
+        ge=1,
+        description="Consecutive failed stream connections before falling back to polling",
+    )
+    poll_interval: float = Field(
+        default=2.0, gt=0.0, description="Seconds between polls of the event log"
+    )
+    poll_batch: int = Field(
+        default=500, ge=1, le=500, description="Events fetched per poll (the server allows 500)"
+    )
     stream_recheck: float = Field(
-        default=60.0, gt=0.0, description="While polling, seconds between attempts to get the stream back"
+        default=60.0,
+        gt=0.0,
+        description="While polling, seconds between attempts to get the stream back",
     )
 
-    def backoff(self, failures: int, rng: random.Random, server_retry: float | None = None) -> float:
+    def backoff(
+        self, failures: int, rng: random.Random, server_retry: float | None = None
+    ) -> float:
         """Full-jitter reconnect delay; the server's ``retry:`` hint sets the base when given."""
         base = self.reconnect_base if server_retry is None else server_retry
         ceiling = min(self.reconnect_max, base * 2 ** max(failures - 1, 0))

@@ -30,39 +30,57 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
     problem = _parse(body)
     if problem is None:
         if status >= 500:
-            return ServerError(f"{label}: the server failed (HTTP {status}, no problem details)", status=status)
+            return ServerError(
+                f"{label}: the server failed (HTTP {status}, no problem details)", status=status
+            )
         return BadResponse(
-            f"{label}: HTTP {status} without problem details; is the address a fleetdesk server?", status=status
+            f"{label}: HTTP {status} without problem details; is the address a fleetdesk server?",
+            status=status,
         )
     kind, said = problem.type, problem.detail or problem.title
     common: dict[str, Any] = {"status": status, "problem": problem}
     if status == 401:
         return Unauthorized(f"not signed in: the server refused the token ({said})", **common)
     if status == 403:
-        needs = f" (missing permission: {problem.missing_permission})" if problem.missing_permission else ""
-        return Forbidden(f"not allowed: {said}{needs}", missing_permission=problem.missing_permission, **common)
+        needs = (
+            f" (missing permission: {problem.missing_permission})"
+            if problem.missing_permission
+            else ""
+        )
+        return Forbidden(
+            f"not allowed: {said}{needs}", missing_permission=problem.missing_permission, **common
+        )
     if status == 404:
         hint = f"; did you mean: {', '.join(problem.suggestions)}?" if problem.suggestions else ""
         return NotFound(f"{label}: not found ({said}){hint}", **common)
     if kind == ProblemType.IDEMPOTENCY_KEY_IN_PROGRESS:
-        return IdempotencyConflict(f"{label}: the same action is still in progress ({said})", in_progress=True,
-                                   **common)
+        return IdempotencyConflict(
+            f"{label}: the same action is still in progress ({said})", in_progress=True, **common
+        )
     if kind == ProblemType.IDEMPOTENCY_KEY_REUSED:
         return IdempotencyConflict(
             f"{label}: this action's idempotency key was already used for a different request ({said})",
-            in_progress=False, **common,
+            in_progress=False,
+            **common,
         )
     if kind == ProblemType.STALE_STATE:
         now = f"; now serving {problem.current.serving_model_id}" if problem.current else ""
-        return StaleState(f"{label}: the state changed since you looked ({said}){now}", current=problem.current,
-                          **common)
+        return StaleState(
+            f"{label}: the state changed since you looked ({said}){now}",
+            current=problem.current,
+            **common,
+        )
     if kind == ProblemType.ALREADY_ACKNOWLEDGED:
         by = problem.incident.acknowledged_by if problem.incident else None
         return AlreadyAcknowledged(
-            f"{label}: already acknowledged{f' by {by}' if by else ''} ({said})", incident=problem.incident, **common
+            f"{label}: already acknowledged{f' by {by}' if by else ''} ({said})",
+            incident=problem.incident,
+            **common,
         )
     if kind == ProblemType.TARGET_UNHEALTHY:
-        return UnhealthyTarget(f"{label}: not done: {said}", target_health=problem.target_health, **common)
+        return UnhealthyTarget(
+            f"{label}: not done: {said}", target_health=problem.target_health, **common
+        )
     if status == 409:
         return Conflict(f"{label}: conflict ({said})", **common)
     if kind in (ProblemType.ACTION_NOT_ALLOWED, ProblemType.HOLDOUT_OVERRIDE_REQUIRED):
@@ -75,7 +93,9 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
     if status >= 500:
         return ServerError(f"{label}: the server failed ({said})", **common)
     if problem.errors:
-        fields = "; ".join(f"{'.'.join(str(p) for p in e.loc)}: {e.message}" for e in problem.errors[:3])
+        fields = "; ".join(
+            f"{'.'.join(str(p) for p in e.loc)}: {e.message}" for e in problem.errors[:3]
+        )
         said = f"{said}: {fields}"
     return BadRequest(f"{label}: rejected ({said})", **common)
 

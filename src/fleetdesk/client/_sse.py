@@ -105,4 +105,6 @@ class SseDecoder:
             return None
         if not data:
             return None
-        return SseMessage(event=event or "message", data="\n".join(data), last_event_id=self.last_event_id)
+        return SseMessage(
+            event=event or "message", data="\n".join(data), last_event_id=self.last_event_id
+        )

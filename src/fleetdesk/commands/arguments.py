@@ -22,7 +22,9 @@ def whole(low: int, high: int, what: str = "a whole number") -> Callable[[str], 
         except ValueError:
             raise argparse.ArgumentTypeError(f"not {what}: {sanitize(repr(text), 40)}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {sanitize(text, 40)}")
+            raise argparse.ArgumentTypeError(
+                f"must be from {low} to {high}, not {sanitize(text, 40)}"
+            )
         return value
 
     return parse
@@ -40,7 +42,9 @@ def number(low: float, high: float) -> Callable[[str], float]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {sanitize(repr(text), 40)}") from None
         if not (math.isfinite(value) and low <= value <= high):
-            raise argparse.ArgumentTypeError(f"must be a number from {low:g} to {high:g}, not {sanitize(text, 40)}")
+            raise argparse.ArgumentTypeError(
+                f"must be a number from {low:g} to {high:g}, not {sanitize(text, 40)}"
+            )
         return value
 
     return parse
@@ -62,5 +66,7 @@ def name(value: str) -> str:
     """A name a person picks (user, team, fleet): an identifier without control or invisible characters."""
     identifier(value)
     if any(unicodedata.category(char) in ("Cc", "Cf") for char in value) or not value.strip():
-        raise argparse.ArgumentTypeError(f"holds control or invisible characters, or only spaces: {sanitize(value, 60)}")
+        raise argparse.ArgumentTypeError(
+            f"holds control or invisible characters, or only spaces: {sanitize(value, 60)}"
+        )
     return value

@@ -20,19 +20,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--token-file (mode 0600). Settings also come from the config file; flags win.",
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--server", type=identifier, metavar="URL", help="fleetdesk server to talk to")
-    where.add_argument("--fleet", metavar="NAME", help="start an embedded backend with this fixture fleet (e.g. small)")
-    parser.add_argument("--token-file", type=Path, metavar="PATH", help="0600 file holding the bearer token")
-    parser.add_argument("--theme", type=identifier, help="theme name (see the command palette, ctrl+p)")
-    parser.add_argument("--ascii", action="store_true", default=None, help="ASCII-only boxes and charts")
-    parser.add_argument("--read-only", action="store_true", default=None, help="hide every action key")
+    where.add_argument(
+        "--server", type=identifier, metavar="URL", help="fleetdesk server to talk to"
+    )
+    where.add_argument(
+        "--fleet",
+        metavar="NAME",
+        help="start an embedded backend with this fixture fleet (e.g. small)",
+    )
+    parser.add_argument(
+        "--token-file", type=Path, metavar="PATH", help="0600 file holding the bearer token"
+    )
+    parser.add_argument(
+        "--theme", type=identifier, help="theme name (see the command palette, ctrl+p)"
+    )
+    parser.add_argument(
+        "--ascii", action="store_true", default=None, help="ASCII-only boxes and charts"
+    )
+    parser.add_argument(
+        "--read-only", action="store_true", default=None, help="hide every action key"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     report = StartReport(sys.stderr) if args.fleet else None
     if report is not None:
-        report.say(f"starting the embedded backend for fleet {args.fleet!r}")  # before anything heavy is imported
+        report.say(
+            f"starting the embedded backend for fleet {args.fleet!r}"
+        )  # before anything heavy is imported
 
     from pydantic import SecretStr
 
@@ -42,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = load_settings(
-            server_url=args.server, token_file=args.token_file, theme=args.theme,
-            ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None), read_only=args.read_only,
+            server_url=args.server,
+            token_file=args.token_file,
+            theme=args.theme,
+            ascii=args.ascii if args.ascii else (True if _ascii_terminal() else None),
+            read_only=args.read_only,
         )
     except SettingsError as error:
         print(f"fleetdesk console: {error}", file=sys.stderr)
@@ -54,15 +73,21 @@ def run(args: argparse.Namespace) -> int:
             from fleetdesk.server.embedded import start_embedded
 
             # The fleet's store is seeded once and kept in the cache dir: later starts copy it.
-            embedded = start_embedded(fleet=args.fleet, cached=True, say=report.say, progress=report.seeding)
+            embedded = start_embedded(
+                fleet=args.fleet, cached=True, say=report.say, progress=report.seeding
+            )
             report.done()
             # The demo signs in as on-call for every team, so every playbook action can be tried.
-            backend = Backend(embedded.url, SecretStr(embedded.oncall_token), label=f"embedded {args.fleet}")
+            backend = Backend(
+                embedded.url, SecretStr(embedded.oncall_token), label=f"embedded {args.fleet}"
+            )
         elif settings.server_url:
             backend = Backend(settings.server_url, load_token(token_file=settings.token_file))
         else:
-            print("fleetdesk console: give --server URL (or server_url in the config file) or --fleet NAME",
-                  file=sys.stderr)
+            print(
+                "fleetdesk console: give --server URL (or server_url in the config file) or --fleet NAME",
+                file=sys.stderr,
+            )
             return 2
         FleetdeskApp(backend, settings).run()
     except FleetdeskError as error:
@@ -101,8 +126,10 @@ class StartReport:
             self._write(line, final=done == total)
 
     def done(self) -> None:
-        self._write(f"fleetdesk: backend ready in {time.monotonic() - self.started:.1f} s; opening the console",
-                    final=True)
+        self._write(
+            f"fleetdesk: backend ready in {time.monotonic() - self.started:.1f} s; opening the console",
+            final=True,
+        )
 
     def _write(self, line: str, final: bool) -> None:
         if self.live:

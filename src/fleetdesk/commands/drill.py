@@ -19,17 +19,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "printed; exit 0 when the drill passed, 1 when it failed, 2 when it could not run."
         ),
     )
-    parser.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario name (see --list) or .toml path")
-    parser.add_argument("--list", action="store_true", help="list the shipped scenarios, one line each")
-    parser.add_argument("--speed", type=_positive, default=1.0, metavar="N",
-                        help="metric buckets replayed per wall second (default 1)")
-    parser.add_argument("--fleet", metavar="NAME", help="fleet name or path instead of the scenario's own")
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="folder for the scorecard files (default: DATA_DIR/drills)")
-    parser.add_argument("--headless", action="store_true", help="no terminal: play --script under Textual's Pilot")
-    parser.add_argument("--script", type=Path, metavar="FILE",
-                        help='JSON key script: [{"at": 1.5, "from": "page", "keys": "a"}, {"at": 2, "type": "text"}]')
-    parser.add_argument("--ascii", action="store_true", default=None, help="ASCII-only boxes and charts")
+    parser.add_argument(
+        "scenario", nargs="?", metavar="SCENARIO", help="scenario name (see --list) or .toml path"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the shipped scenarios, one line each"
+    )
+    parser.add_argument(
+        "--speed",
+        type=_positive,
+        default=1.0,
+        metavar="N",
+        help="metric buckets replayed per wall second (default 1)",
+    )
+    parser.add_argument(
+        "--fleet", metavar="NAME", help="fleet name or path instead of the scenario's own"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="folder for the scorecard files (default: DATA_DIR/drills)",
+    )
+    parser.add_argument(
+        "--headless", action="store_true", help="no terminal: play --script under Textual's Pilot"
+    )
+    parser.add_argument(
+        "--script",
+        type=Path,
+        metavar="FILE",
+        help='JSON key script: [{"at": 1.5, "from": "page", "keys": "a"}, {"at": 2, "type": "text"}]',
+    )
+    parser.add_argument(
+        "--ascii", action="store_true", default=None, help="ASCII-only boxes and charts"
+    )
     parser.set_defaults(func=run)
 
 
@@ -53,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list()
     if not args.scenario:
-        print("fleetdesk drill: name a scenario (fleetdesk drill --list shows them)", file=sys.stderr)
+        print(
+            "fleetdesk drill: name a scenario (fleetdesk drill --list shows them)", file=sys.stderr
+        )
         return 2
     if args.headless != (args.script is not None):
         print("fleetdesk drill: --headless and --script go together", file=sys.stderr)
@@ -79,24 +104,28 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
     import asyncio
     import tempfile
 
-    from fleetdesk.settings import locations
     from fleetdesk.console.app import Backend
     from fleetdesk.console.drill.app import DrillApp
-    from fleetdesk.settings.console import SettingsError, load_settings
+    from fleetdesk.drills.backend import BackendStartError, DrillBackend
     from fleetdesk.drills.replay import write_fleet
     from fleetdesk.drills.scoring import to_markdown
     from fleetdesk.drills.session import DrillRun
-    from fleetdesk.drills.backend import BackendStartError, DrillBackend
+    from fleetdesk.settings import locations
+    from fleetdesk.settings.console import SettingsError, load_settings
 
     out_dir = args.out or locations.data_dir() / "drills"
     try:
-        settings = load_settings(ascii=args.ascii)  # before the backend starts: a bad setting starts nothing
+        settings = load_settings(
+            ascii=args.ascii
+        )  # before the backend starts: a bad setting starts nothing
     except SettingsError as error:
         print(f"fleetdesk drill: {error}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="fleetdesk-drill-") as temp:
         try:
-            backend = DrillBackend.start(write_fleet(fleet, Path(temp) / "fleet.json"), scenario.start)
+            backend = DrillBackend.start(
+                write_fleet(fleet, Path(temp) / "fleet.json"), scenario.start
+            )
         except BackendStartError as error:
             print(f"fleetdesk drill: {sanitize_lines(str(error))}", file=sys.stderr)
             return 2
@@ -104,8 +133,13 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
             run = DrillRun(scenario, name, plan, backend.url, backend.admin_token, args.speed)
             # The engineer signs in as on-call for every team, so every playbook action can be tried.
             console_backend = Backend(backend.url, backend.oncall_token, label=f"drill {name}")
-            app = DrillApp(console_backend, run, out_dir=out_dir, settings=settings,
-                           conclude_by_itself=script is None)
+            app = DrillApp(
+                console_backend,
+                run,
+                out_dir=out_dir,
+                settings=settings,
+                conclude_by_itself=script is None,
+            )
             if script is None:
                 app.run()
                 card = app.scorecard
@@ -114,7 +148,10 @@ def _drill(args, scenario, name, fleet, plan, script) -> int:  # type: ignore[no
 
                 card = asyncio.run(play(app, script))
     if card is None:
-        print("fleetdesk drill: the drill was closed before its scorecard (ctrl+q); nothing saved", file=sys.stderr)
+        print(
+            "fleetdesk drill: the drill was closed before its scorecard (ctrl+q); nothing saved",
+            file=sys.stderr,
+        )
         return 1
     if script is not None:
         sys.stdout.write(to_markdown(card) + "\n")
@@ -148,7 +185,9 @@ def _list() -> int:
             scenario, _ = load_scenario(path)
         except ScenarioError as error:
             broken += 1
-            print(f"{name:<{width}}  (invalid: {len(error.problems)} problem(s); run it to see them)")
+            print(
+                f"{name:<{width}}  (invalid: {len(error.problems)} problem(s); run it to see them)"
+            )
             continue
         print(f"{name:<{width}}  {sanitize_lines(scenario.summary)}")
     return 2 if broken else 0

@@ -18,8 +18,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "burn rates and alerts, blast radius and upstream chain. Exit 2 for an unknown model or a bad fleet file."
         ),
     )
-    parser.add_argument("model_id", type=identifier, metavar="MODEL_ID", help="model id, e.g. ig_feed_late-stage_mtml.v41")
-    parser.add_argument("--fleet", default="small", help="fixture fleet name (small, large) or fleet file path")
+    parser.add_argument(
+        "model_id",
+        type=identifier,
+        metavar="MODEL_ID",
+        help="model id, e.g. ig_feed_late-stage_mtml.v41",
+    )
+    parser.add_argument(
+        "--fleet", default="small", help="fixture fleet name (small, large) or fleet file path"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(func=run)
 
@@ -29,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
 
     from fleetdesk.domain.registry import UnknownModelError
     from fleetdesk.domain.text import sanitize
-    from fleetdesk.fleets.explanation import explain, render_text
     from fleetdesk.fleets import FleetFileError, load_fleet
+    from fleetdesk.fleets.explanation import explain, render_text
 
     try:
         fleet = load_fleet(args.fleet)
@@ -43,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         # ASCII-only JSON: still exact for machines, and inert if it lands on a terminal.
-        sys.stdout.write(json.dumps(explanation.model_dump(mode="json"), indent=2, ensure_ascii=True) + "\n")
+        sys.stdout.write(
+            json.dumps(explanation.model_dump(mode="json"), indent=2, ensure_ascii=True) + "\n"
+        )
     else:
         sys.stdout.write(render_text(explanation))
     return 0

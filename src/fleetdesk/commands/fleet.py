@@ -25,11 +25,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a generated fleet file",
         description="Write a valid fleet of exactly N models with 32 days of metric history recipe.",
     )
-    generate.add_argument("--models", type=whole(4, MAX_MODELS), required=True, metavar="N",
-                          help=f"number of models (4 to {MAX_MODELS:,})")
-    generate.add_argument("--seed", type=whole(0, 2**63 - 1), default=0, metavar="S", help="random seed (default 0)")
-    generate.add_argument("--name", type=name, default=None, help="fleet name (default: generated-N-seedS)")
-    generate.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON fleet file")
+    generate.add_argument(
+        "--models",
+        type=whole(4, MAX_MODELS),
+        required=True,
+        metavar="N",
+        help=f"number of models (4 to {MAX_MODELS:,})",
+    )
+    generate.add_argument(
+        "--seed", type=whole(0, 2**63 - 1), default=0, metavar="S", help="random seed (default 0)"
+    )
+    generate.add_argument(
+        "--name", type=name, default=None, help="fleet name (default: generated-N-seedS)"
+    )
+    generate.add_argument(
+        "--out", required=True, metavar="FILE", help="where to write the JSON fleet file"
+    )
     generate.set_defaults(func=run_generate)
     validate = actions.add_parser(
         "validate",
@@ -42,8 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     from fleetdesk.domain.text import sanitize
-    from fleetdesk.fleets.generator import generate_fleet
     from fleetdesk.fleets import FleetFileError, build_fleet
+    from fleetdesk.fleets.generator import generate_fleet
 
     out = Path(args.out)
     file = generate_fleet(args.models, args.seed, name=args.name)
@@ -57,7 +68,10 @@ def run_generate(args: argparse.Namespace) -> int:
         temporary.write_text(file.model_dump_json(indent=1) + "\n", encoding="utf-8")
         os.replace(temporary, out)
     except OSError as error:
-        print(f"fleetdesk fleet generate: cannot write {sanitize(str(out))}: {sanitize(str(error))}", file=sys.stderr)
+        print(
+            f"fleetdesk fleet generate: cannot write {sanitize(str(out))}: {sanitize(str(error))}",
+            file=sys.stderr,
+        )
         return 1
     print(f"wrote {sanitize(str(out))}: fleet {sanitize(file.name)!r}, {len(file.models)} models")
     return 0

@@ -19,16 +19,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "refused with the reason (exit 2).",
     )
     parser.add_argument("file", type=Path, metavar="FILE.json", help="the snapshot's JSON file")
-    parser.add_argument("--summary", action="store_true",
-                        help="print the check result and the Markdown summary instead of opening the console")
-    parser.add_argument("--theme", type=identifier, help="theme name (see the command palette, ctrl+p)")
-    parser.add_argument("--ascii", action="store_true", default=None, help="ASCII-only boxes and charts")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the check result and the Markdown summary instead of opening the console",
+    )
+    parser.add_argument(
+        "--theme", type=identifier, help="theme name (see the command palette, ctrl+p)"
+    )
+    parser.add_argument(
+        "--ascii", action="store_true", default=None, help="ASCII-only boxes and charts"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from fleetdesk.settings.console import SettingsError, load_settings
     from fleetdesk.domain.text import sanitize
+    from fleetdesk.settings.console import SettingsError, load_settings
     from fleetdesk.snapshot import markdown
     from fleetdesk.snapshot.reopen import SnapshotError, load_snapshot
 
@@ -41,11 +48,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     snapshot = reopened.snapshot
     if reopened.migrated:
-        print(f"fleetdesk open: a version {reopened.file_version} snapshot, read as version "
-              f"{snapshot.schema_version} (the file is unchanged)", file=sys.stderr)
+        print(
+            f"fleetdesk open: a version {reopened.file_version} snapshot, read as version "
+            f"{snapshot.schema_version} (the file is unchanged)",
+            file=sys.stderr,
+        )
     if settings is None:
-        print(f"valid snapshot (schema version {reopened.file_version}) of {sanitize(snapshot.model_id)} "
-              f"by {sanitize(snapshot.exported_by)} at {markdown.when(snapshot.exported_at)}")
+        print(
+            f"valid snapshot (schema version {reopened.file_version}) of {sanitize(snapshot.model_id)} "
+            f"by {sanitize(snapshot.exported_by)} at {markdown.when(snapshot.exported_at)}"
+        )
         print()
         print(markdown.render(snapshot, files=sanitize(args.file.name)), end="")
         return 0

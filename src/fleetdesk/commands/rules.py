@@ -19,16 +19,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("kind", choices=("recording", "alerts"), help="which rule file to print")
-    parser.add_argument("--fleet", default="small", help="fixture fleet name or path to a fleet file (default: small)")
-    parser.add_argument("--server-url", type=identifier, default=None, metavar="URL",
-                        help="the fleetdesk server named in alert annotations' console command"
-                             " (default http://127.0.0.1:8787, as fleetdesk serve)")
+    parser.add_argument(
+        "--fleet",
+        default="small",
+        help="fixture fleet name or path to a fleet file (default: small)",
+    )
+    parser.add_argument(
+        "--server-url",
+        type=identifier,
+        default=None,
+        metavar="URL",
+        help="the fleetdesk server named in alert annotations' console command"
+        " (default http://127.0.0.1:8787, as fleetdesk serve)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from fleetdesk.server.integrations import prometheus_rules as rules
     from fleetdesk.fleets import FleetFileError, load_fleet
+    from fleetdesk.server.integrations import prometheus_rules as rules
 
     try:
         fleet = load_fleet(args.fleet)
@@ -42,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "recording":
         rule_file = rules.recording_rule_file(fleet.file.slo)
     else:
-        rule_file = rules.alert_rule_file(fleet.file.slo, fleet.file.default_bands, fleet.file.bands,
-                                          args.server_url or rules.DEFAULT_SERVER_URL)
+        rule_file = rules.alert_rule_file(
+            fleet.file.slo,
+            fleet.file.default_bands,
+            fleet.file.bands,
+            args.server_url or rules.DEFAULT_SERVER_URL,
+        )
     sys.stdout.write(rule_file.to_yaml(header))
     return 0

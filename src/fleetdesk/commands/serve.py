@@ -28,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         flag = "--" + name.replace("_", "-")
         default = "" if field.default in (None, "", False) else f" (default {field.default})"
         if field.annotation is bool:
-            parser.add_argument(flag, action="store_true", default=None, help=f"{field.description}{default}")
+            parser.add_argument(
+                flag, action="store_true", default=None, help=f"{field.description}{default}"
+            )
         else:
             parser.add_argument(flag, metavar=name.upper(), help=f"{field.description}{default}")
     parser.set_defaults(func=run)
@@ -37,35 +39,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from fleetdesk.settings import locations
+    from fleetdesk.domain.text import sanitize
     from fleetdesk.fleets import FleetFileError
     from fleetdesk.server.backend import Backend
     from fleetdesk.server.clock import Clock
+    from fleetdesk.server.integrations.options import IntegrationError, check, configure
     from fleetdesk.server.runner import bind, is_loopback, make_server, url_of
     from fleetdesk.server.store import StoreError
-
-    from fleetdesk.domain.text import sanitize
-    from fleetdesk.server.integrations.options import IntegrationError, check, configure
-    from fleetdesk.settings.server import FLAGLESS, ServerSettings, SettingsError, load_server_settings
+    from fleetdesk.settings import locations
+    from fleetdesk.settings.server import (
+        FLAGLESS,
+        ServerSettings,
+        SettingsError,
+        load_server_settings,
+    )
 
     try:
-        settings = load_server_settings(**{name: getattr(args, name) for name in ServerSettings.model_fields
-                                           if name not in FLAGLESS})
+        settings = load_server_settings(
+            **{
+                name: getattr(args, name)
+                for name in ServerSettings.model_fields
+                if name not in FLAGLESS
+            }
+        )
         check(settings)
     except (SettingsError, IntegrationError) as error:
         print(f"fleetdesk serve: {sanitize(str(error))}", file=sys.stderr)
         return 2
     if settings.demo and not is_loopback(settings.host):
-        print(f"fleetdesk serve: refusing --demo on {sanitize(settings.host)}: tokenless access is for loopback only",
-              file=sys.stderr)
+        print(
+            f"fleetdesk serve: refusing --demo on {sanitize(settings.host)}: tokenless access is for loopback only",
+            file=sys.stderr,
+        )
         return 2
     db_path = Path(settings.db) if settings.db else locations.data_dir() / "fleetdesk.sqlite"
     db_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         sock = bind(settings.host, settings.port)
     except OSError as error:
-        print(f"fleetdesk serve: cannot listen on {sanitize(settings.host)}:{settings.port}: {error.strerror or error}",
-              file=sys.stderr)
+        print(
+            f"fleetdesk serve: cannot listen on {sanitize(settings.host)}:{settings.port}: {error.strerror or error}",
+            file=sys.stderr,
+        )
         return 2
     try:
         backend = Backend.open(db_path, settings.fleet, Clock(settings.now), demo=settings.demo)
@@ -81,14 +96,29 @@ def run(args: argparse.Namespace) -> int:
         return 2
     clock = f"frozen at {settings.now.isoformat()}" if settings.now else "real UTC"
     where = sanitize(str(db_path))
-    print(f"fleetdesk serving fleet '{sanitize(backend.config.name)}' ({len(backend.registry)} models) on {url}",
-          flush=True)
-    origin = f"new, seeded from {sanitize(settings.fleet)}" if backend.seeded else "existing, reused as is"
-    print(f"  database: {where} ({origin})   clock: {clock}   API: {url}/v1   OpenAPI: {url}/v1/openapi.json")
+    print(
+        f"fleetdesk serving fleet '{sanitize(backend.config.name)}' ({len(backend.registry)} models) on {url}",
+        flush=True,
+    )
+    origin = (
+        f"new, seeded from {sanitize(settings.fleet)}"
+        if backend.seeded
+        else "existing, reused as is"
+    )
+    print(
+        f"  database: {where} ({origin})   clock: {clock}   API: {url}/v1   OpenAPI: {url}/v1/openapi.json"
+    )
     if settings.demo:
-        print("  DEMO MODE: anyone on this machine can READ without a token; actions still need one.")
-    print(f"  get a token: fleetdesk token create --db {where} --user YOU --role oncall --team TEAM")
-    print("  then: export FLEETDESK_TOKEN=<token>   (never pass tokens on the command line)", flush=True)
+        print(
+            "  DEMO MODE: anyone on this machine can READ without a token; actions still need one."
+        )
+    print(
+        f"  get a token: fleetdesk token create --db {where} --user YOU --role oncall --team TEAM"
+    )
+    print(
+        "  then: export FLEETDESK_TOKEN=<token>   (never pass tokens on the command line)",
+        flush=True,
+    )
     print(f"  metrics source: {backend.metrics.name}   paging: {backend.paging.name}", flush=True)
     server = make_server(backend, settings.log_level)
     try:

@@ -18,9 +18,15 @@ LONGEST_TOKEN = timedelta(days=3650)
 def _duration(text: str) -> timedelta:
     match = _DURATION.match(text.strip())
     if not match:
-        raise argparse.ArgumentTypeError(f"expected a duration like 90m, 12h or 30d, not {sanitize(repr(text), 40)}")
+        raise argparse.ArgumentTypeError(
+            f"expected a duration like 90m, 12h or 30d, not {sanitize(repr(text), 40)}"
+        )
     amount, unit = int(match.group(1)), match.group(2)
-    span = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
+    span = {
+        "m": timedelta(minutes=amount),
+        "h": timedelta(hours=amount),
+        "d": timedelta(days=amount),
+    }[unit]
     if not timedelta(minutes=1) <= span <= LONGEST_TOKEN:
         # 0m would make a token that is expired before anyone uses it.
         raise argparse.ArgumentTypeError(f"must be from 1m to {LONGEST_TOKEN.days}d, not {text}")
@@ -28,23 +34,34 @@ def _duration(text: str) -> timedelta:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("token", help="create, revoke or list API tokens",
-                                   description="Manage bearer tokens (stored hashed) in a server database.")
+    parser = subparsers.add_parser(
+        "token",
+        help="create, revoke or list API tokens",
+        description="Manage bearer tokens (stored hashed) in a server database.",
+    )
     actions = parser.add_subparsers(dest="token_command", metavar="ACTION", required=True)
 
     create = actions.add_parser("create", help="create a token and print it once on stdout")
     create.add_argument("--db", required=True, help="the server's SQLite file")
-    create.add_argument("--user", required=True, type=name, help="who the token is for (shown in the audit log)")
+    create.add_argument(
+        "--user", required=True, type=name, help="who the token is for (shown in the audit log)"
+    )
     create.add_argument("--role", required=True, choices=("viewer", "oncall", "admin"))
-    create.add_argument("--team", action="append", type=name, default=[], help="team scope for oncall (repeatable)")
+    create.add_argument(
+        "--team", action="append", type=name, default=[], help="team scope for oncall (repeatable)"
+    )
     create.add_argument("--expires-in", type=_duration, help="e.g. 12h or 30d (default: never)")
     create.set_defaults(func=run_create)
 
-    revoke = actions.add_parser("revoke", help="revoke every token of a user, or one token read from stdin")
+    revoke = actions.add_parser(
+        "revoke", help="revoke every token of a user, or one token read from stdin"
+    )
     revoke.add_argument("--db", required=True, help="the server's SQLite file")
     which = revoke.add_mutually_exclusive_group(required=True)
     which.add_argument("--user", type=name, help="revoke all of this user's tokens")
-    which.add_argument("--token-stdin", action="store_true", help="read the token to revoke from stdin")
+    which.add_argument(
+        "--token-stdin", action="store_true", help="read the token to revoke from stdin"
+    )
     revoke.set_defaults(func=run_revoke)
 
     listing = actions.add_parser("list", help="list tokens (never their values)")
@@ -58,7 +75,9 @@ def _store(path: str):  # noqa: ANN202 - keeps the heavy import lazy
     store = Store(path)
     try:
         store.migrate()
-    except StoreError as error:  # --db names a directory, another kind of file, ...: a usage mistake
+    except (
+        StoreError
+    ) as error:  # --db names a directory, another kind of file, ...: a usage mistake
         print(f"fleetdesk token: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     return store
@@ -79,8 +98,10 @@ def run_create(args: argparse.Namespace) -> int:
         store.close()
     scope = f" for team(s) {', '.join(args.team)}" if args.team else ""
     expiry = f", expires in {args.expires_in}" if args.expires_in else ""
-    print(f"created {role.value} token for {args.user}{scope}{expiry}; it is shown once, store it now:",
-          file=sys.stderr)
+    print(
+        f"created {role.value} token for {args.user}{scope}{expiry}; it is shown once, store it now:",
+        file=sys.stderr,
+    )
     print(token)
     return 0
 
@@ -91,10 +112,14 @@ def run_revoke(args: argparse.Namespace) -> int:
     store = _store(args.db)
     try:
         if args.token_stdin:
-            line = sys.stdin.readline(4096)  # a token is under 100 characters: never read an endless line
+            line = sys.stdin.readline(
+                4096
+            )  # a token is under 100 characters: never read an endless line
             if len(line) >= 4096:
-                print("fleetdesk token revoke: stdin holds no token (its first line is over 4096 characters)",
-                      file=sys.stderr)
+                print(
+                    "fleetdesk token revoke: stdin holds no token (its first line is over 4096 characters)",
+                    file=sys.stderr,
+                )
                 return 2
             count = revoke_tokens(store, token=line.strip())
         else:
@@ -112,12 +137,23 @@ def run_list(args: argparse.Namespace) -> int:
 
     store = _store(args.db)
     try:
-        rows = store.connection().execute(
-            "SELECT id, user, role, teams, created_at, expires_at, revoked FROM tokens ORDER BY id").fetchall()
+        rows = (
+            store.connection()
+            .execute(
+                "SELECT id, user, role, teams, created_at, expires_at, revoked FROM tokens ORDER BY id"
+            )
+            .fetchall()
+        )
     finally:
         store.close()
     for row in rows:
         teams = ",".join(json.loads(row["teams"])) or "-"
-        state = "revoked" if row["revoked"] else f"expires {row['expires_at']}" if row["expires_at"] else "active"
+        state = (
+            "revoked"
+            if row["revoked"]
+            else f"expires {row['expires_at']}"
+            if row["expires_at"]
+            else "active"
+        )
         print(sanitize(f"{row['id']:>4}  {row['user']:<20} {row['role']:<7} {teams:<30} {state}"))
     return 0

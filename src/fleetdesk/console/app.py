@@ -14,8 +14,14 @@ class FleetdeskApp(ConsoleApp):
     """The on-call console against a live backend."""
 
     BINDINGS = [
-        Binding("s", "snapshot", "Snapshot", id="snapshot", show=False,
-                tooltip="Write a handoff snapshot of this screen (JSON, Markdown summary, SVG) to the data dir."),
+        Binding(
+            "s",
+            "snapshot",
+            "Snapshot",
+            id="snapshot",
+            show=False,
+            tooltip="Write a handoff snapshot of this screen (JSON, Markdown summary, SVG) to the data dir.",
+        ),
     ]
 
     def action_snapshot(self) -> None:

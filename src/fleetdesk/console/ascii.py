@@ -20,14 +20,48 @@ from textual.color import Color
 from textual.filter import LineFilter
 
 _NAMED = {
-    "…": ".", "·": "|", "•": "*", "▪": "*", "‣": ">", "◦": "o", "⭑": "*", "●": "*", "■": "#",
-    "—": "-", "–": "-", "‐": "-", "−": "-", "→": ">", "←": "<", "↑": "^", "↓": "v", "⏎": "J", "⌫": "<",
-    "‼": "!", "✓": "+", "✗": "x", "×": "x", "≤": "<", "≥": ">", "“": '"', "”": '"', "‘": "'", "’": "'",
+    "…": ".",
+    "·": "|",
+    "•": "*",
+    "▪": "*",
+    "‣": ">",
+    "◦": "o",
+    "⭑": "*",
+    "●": "*",
+    "■": "#",
+    "—": "-",
+    "–": "-",
+    "‐": "-",
+    "−": "-",
+    "→": ">",
+    "←": "<",
+    "↑": "^",
+    "↓": "v",
+    "⏎": "J",
+    "⌫": "<",
+    "‼": "!",
+    "✓": "+",
+    "✗": "x",
+    "×": "x",
+    "≤": "<",
+    "≥": ">",
+    "“": '"',
+    "”": '"',
+    "‘": "'",
+    "’": "'",
     "\u00a0": " ",
 }
 """Characters the console and Textual commonly draw, with the ASCII that reads most like them."""
 
-KEY_NAMES = {"↑": "up", "↓": "down", "←": "left", "→": "right", "⏎": "enter", "⌫": "backspace", "⇥": "tab"}
+KEY_NAMES = {
+    "↑": "up",
+    "↓": "down",
+    "←": "left",
+    "→": "right",
+    "⏎": "enter",
+    "⌫": "backspace",
+    "⇥": "tab",
+}
 """Textual's key symbols as the words an ASCII terminal shows instead."""
 
 
@@ -35,9 +69,12 @@ class AsciiOnly(LineFilter):
     """Every character of every line as ASCII of the same width (see the module docstring)."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        return [segment if segment.text.isascii() or segment.control
-                else Segment(to_ascii(segment.text), segment.style, segment.control)
-                for segment in segments]
+        return [
+            segment
+            if segment.text.isascii() or segment.control
+            else Segment(to_ascii(segment.text), segment.style, segment.control)
+            for segment in segments
+        ]
 
 
 class _Table(dict[int, str]):

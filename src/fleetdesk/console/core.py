@@ -5,37 +5,35 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Iterable, Sequence
 import time
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from pathlib import Path
 
 from pydantic import SecretStr
 from textual import work
 from textual.app import App, SystemCommand
-from textual.markup import escape
-from textual.notifications import SeverityLevel
 from textual.binding import Binding
 from textual.filter import LineFilter
+from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from fleetdesk.client import ClientTimeouts, ConnectionUpdate, FleetdeskClient, Unauthorized
 from fleetdesk.console import textual_seam
 from fleetdesk.console.ascii import KEY_NAMES, AsciiOnly
-from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
 from fleetdesk.console.messages import LinkChanged, LiveEvent, ModelViewFetched
 from fleetdesk.console.model_view import fetch_model_view
-from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
+from fleetdesk.console.widgets.common.status import StatusLine
+from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI, Window
-
-
 
 _EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -61,10 +59,19 @@ class ConsoleApp(App[None]):
     TITLE = "fleetdesk"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit now", id="quit-now", tooltip="Quit at once, without asking.",
-                show=False, priority=True),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit now",
+            id="quit-now",
+            tooltip="Quit at once, without asking.",
+            show=False,
+            priority=True,
+        ),
         Binding("q", "request_quit", "Quit", id="quit", tooltip="Quit after confirming."),
-        Binding("question_mark", "help", "Keys", id="help", tooltip="List every key of this screen."),
+        Binding(
+            "question_mark", "help", "Keys", id="help", tooltip="List every key of this screen."
+        ),
     ]
 
     def __init__(self, backend: Backend, settings: ConsoleSettings | None = None) -> None:
@@ -120,7 +127,12 @@ class ConsoleApp(App[None]):
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", markup=False)
         if not self.seam.complete:
-            self.notify(self.seam.describe(), title="slow-link drawing off", severity="warning", markup=False)
+            self.notify(
+                self.seam.describe(),
+                title="slow-link drawing off",
+                severity="warning",
+                markup=False,
+            )
         await self.push_screen(FleetScreen())  # its first fetch calls start_live when it has ended
 
     def start_live(self) -> None:
@@ -184,14 +196,20 @@ class ConsoleApp(App[None]):
 
         message.opener.query_one(StatusLine).busy("")
         if self.screen is message.opener:  # not if the engineer went elsewhere meanwhile
-            self.push_screen(ModelScreen(message.loaded.detail.model.id, message.loaded,
-                                         behind=self._live_while_opening))
+            self.push_screen(
+                ModelScreen(
+                    message.loaded.detail.model.id, message.loaded, behind=self._live_while_opening
+                )
+            )
 
     def on_live_event(self, message: LiveEvent) -> None:
         # A model view being fetched may already be behind this event: it loads again once shown.
         self._live_while_opening = True
         if isinstance(message.update.data, ClockEventData) and self.info is not None:
-            self.info, self._info_at = self.info.model_copy(update={"now": message.update.data.now}), time.monotonic()
+            self.info, self._info_at = (
+                self.info.model_copy(update={"now": message.update.data.now}),
+                time.monotonic(),
+            )
         for screen in self.screen_stack:
             screen.post_message(LiveEvent(message.update))
         self.data_arrived()
@@ -233,7 +251,9 @@ class ConsoleApp(App[None]):
         if event.worker.group == "open-model":
             for screen in self.screen_stack:
                 if screen.query(StatusLine):
-                    screen.query_one(StatusLine).busy("")  # no longer opening; the notice below says why
+                    screen.query_one(StatusLine).busy(
+                        ""
+                    )  # no longer opening; the notice below says why
         error = event.worker.error
         assert error is not None
         title, message = explain(error)
@@ -254,8 +274,15 @@ class ConsoleApp(App[None]):
 
     # --- drawing --------------------------------------------------------------
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         """A notice on one line, in the status line's row (app.tcss places it): over the charts' newest
         buckets, a dialog's buttons or the scorecard, Textual's four-line toasts hid the work at 80x24.
         The newest notice replaces the one before."""
@@ -263,15 +290,17 @@ class ConsoleApp(App[None]):
             # "not signed in (401): not signed in: the server refused…" says it twice in a line it needs.
             said = title.split(" (")[0]
             if message.startswith(f"{said}:"):
-                message = message[len(said) + 1:].lstrip()
+                message = message[len(said) + 1 :].lstrip()
             message = f"{escape(title) if markup else title}: {message}"
         self.clear_notifications()
         super().notify(message, severity=severity, timeout=timeout, markup=markup)
 
-
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters (NO_COLOR), then, with --ascii, every character as ASCII (console.ascii)."""
-        return [*super().get_line_filters(), *([self._ascii_only] if self._ascii_only.enabled else [])]
+        return [
+            *super().get_line_filters(),
+            *([self._ascii_only] if self._ascii_only.enabled else []),
+        ]
 
     def get_key_display(self, binding: Binding) -> str:
         """Textual's key names, with --ascii its symbols (arrows, enter) as words."""
@@ -300,9 +329,13 @@ class ConsoleApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Every enabled key of the current screen, then one command per theme."""
-        for key, active in screen.active_bindings.items():
+        for _key, active in screen.active_bindings.items():
             binding = active.binding
-            if not active.enabled or not binding.description or binding.action in ("command_palette",):
+            if (
+                not active.enabled
+                or not binding.description
+                or binding.action in ("command_palette",)
+            ):
                 continue
             yield SystemCommand(
                 f"{binding.description} ({self.get_key_display(binding)})",
@@ -311,7 +344,9 @@ class ConsoleApp(App[None]):
             )
         for name in sorted(self.available_themes):
             if name.startswith("fleetdesk-") or name in self.settings.theme:
-                yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme", partial(self._set_theme, name))
+                yield SystemCommand(
+                    f"Theme: {name}", f"Switch to the {name} theme", partial(self._set_theme, name)
+                )
         yield SystemCommand("Theme…", "Pick any theme", self.action_change_theme)
         yield SystemCommand("Quit", "Quit the console", self.action_request_quit)
 

@@ -56,7 +56,11 @@ def predicate(words: list[str]) -> Callable[[FleetRow, str], bool]:
         if tier is not None:
             tests.append(lambda model, text, tier=tier: model.tier is tier)
         elif states is not None:
-            tests.append(lambda model, text, states=states: model.attention in states or model.health in states)
+            tests.append(
+                lambda model, text, states=states: (
+                    model.attention in states or model.health in states
+                )
+            )
         else:
             tests.append(lambda model, text, needle=word.lower(): needle in text)
     return lambda model, text: all(test(model, text) for test in tests)

@@ -6,7 +6,14 @@ from textual.message import Message
 from textual.screen import Screen
 
 from fleetdesk.client import ActionIntent, EventUpdate
-from fleetdesk.wire import ActionResult, AuditPage, IncidentDetail, Lineage, ModelDetail, StabilitySeries
+from fleetdesk.wire import (
+    ActionResult,
+    AuditPage,
+    IncidentDetail,
+    Lineage,
+    ModelDetail,
+    StabilitySeries,
+)
 
 
 class LiveEvent(Message, bubble=False):

@@ -18,8 +18,11 @@ from fleetdesk.wire import ActionResult, LiveState
 
 
 def live_state_words(state: LiveState) -> str:
-    flags = [f"serving {sanitize(state.serving_model_id)}", f"traffic {state.traffic_share:.0%}",
-             f"phase {state.launch_phase}"]
+    flags = [
+        f"serving {sanitize(state.serving_model_id)}",
+        f"traffic {state.traffic_share:.0%}",
+        f"phase {state.launch_phase}",
+    ]
     if state.launch_halted:
         flags.append("launch halted")
     if state.experiment_ended:
@@ -32,24 +35,37 @@ def explain(error: BaseException, what: str = "") -> tuple[str, str]:
     prefix = f"{what}: " if what else ""
     if isinstance(error, StaleState):
         try:
-            now = live_state_words(LiveState.model_validate(error.current)) if error.current else "unknown"
+            now = (
+                live_state_words(LiveState.model_validate(error.current))
+                if error.current
+                else "unknown"
+            )
         except ValueError:
             now = "unknown"
-        return ("stale state (409)",
-                f"{prefix}nothing was done: the model changed since you looked; it is now {now}. "
-                "Look again, then decide.")
+        return (
+            "stale state (409)",
+            f"{prefix}nothing was done: the model changed since you looked; it is now {now}. "
+            "Look again, then decide.",
+        )
     if isinstance(error, UnhealthyTarget):
-        return ("target unhealthy (409)",
-                f"{prefix}nothing was done: {error.message}. Escalate instead, or act again and acknowledge it.")
+        return (
+            "target unhealthy (409)",
+            f"{prefix}nothing was done: {error.message}. Escalate instead, or act again and acknowledge it.",
+        )
     if isinstance(error, AlreadyAcknowledged):
         return "already acknowledged (409)", f"{prefix}{error.message}"
     if isinstance(error, Forbidden):
         missing = error.missing_permission or "unknown"
-        return "not allowed (403)", f"{prefix}nothing was done: your token lacks the permission '{missing}'."
+        return (
+            "not allowed (403)",
+            f"{prefix}nothing was done: your token lacks the permission '{missing}'.",
+        )
     if isinstance(error, NotConfirmed):
-        return ("not confirmed",
-                f"{prefix}not confirmed: check audit log before retrying "
-                "(retrying reuses the same idempotency key, so it cannot run twice).")
+        return (
+            "not confirmed",
+            f"{prefix}not confirmed: check audit log before retrying "
+            "(retrying reuses the same idempotency key, so it cannot run twice).",
+        )
     if isinstance(error, RuleViolation):
         suggestion = error.problem.suggested_action if error.problem else None
         also = f" Instead: {sanitize(str(suggestion))}." if suggestion else ""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from textual.app import App
 from textual.color import Color, ColorParseError
 
-
 _cache: dict[tuple[int, str], dict[str, str]] = {}
 
 
@@ -24,7 +23,16 @@ def _resolve(app: App) -> dict[str, str]:
     except ColorParseError:
         background = Color(0, 0, 0)
     out: dict[str, str] = {}
-    for name in ("primary", "secondary", "accent", "foreground", "foreground-muted", "success", "warning", "error"):
+    for name in (
+        "primary",
+        "secondary",
+        "accent",
+        "foreground",
+        "foreground-muted",
+        "success",
+        "warning",
+        "error",
+    ):
         value = variables.get(name)
         if not value:
             continue

@@ -37,8 +37,13 @@ from rich.style import Style
 from textual.screen import Screen
 from textual.widget import Widget
 
-_FLAGS = (("italic", "3", "23"), ("underline", "4", "24"), ("blink", "5", "25"), ("reverse", "7", "27"),
-          ("strike", "9", "29"))
+_FLAGS = (
+    ("italic", "3", "23"),
+    ("underline", "4", "24"),
+    ("blink", "5", "25"),
+    ("reverse", "7", "27"),
+    ("strike", "9", "29"),
+)
 _EXOTIC = ("underline2", "frame", "encircle", "overline", "conceal", "blink2")
 """Style parts written the long way (a full reset, then every code)."""
 _textual_render_strip = None
@@ -60,7 +65,9 @@ def _render_changed_cells(self, console: Console) -> str:  # type: ignore[no-unt
             if strip is None or x > x2 or end <= x1:
                 continue
             start = x
-            if x < x1 and cell_len(strip.text) == len(strip.text):  # a wide character must not be cut in half
+            if x < x1 and cell_len(strip.text) == len(
+                strip.text
+            ):  # a wide character must not be cut in half
                 start = x1
             strip = strip.crop(start - x, min(end, x2) - x)
             append(Control.move_to(start, y).segment.text)
@@ -84,11 +91,17 @@ def _styled(strip, current: Style | None, console: Console, append) -> Style | N
     """Append the strip's text and the style switches it needs, starting in ``current``; returns the style it ends in."""
     color_system = _color_system(console)
     if any(segment.style is not None and segment.style.link for segment in strip):
-        append(transition(current, None, color_system))  # hyperlinks: Textual's own writer (OSC 8 around the text)
+        append(
+            transition(current, None, color_system)
+        )  # hyperlinks: Textual's own writer (OSC 8 around the text)
         append(_textual_render_strip(strip, console))  # type: ignore[misc]
         return None
     for segment in strip:
-        style = segment.style if segment.style and segment.style._make_ansi_codes(color_system) else None
+        style = (
+            segment.style
+            if segment.style and segment.style._make_ansi_codes(color_system)
+            else None
+        )
         if style != current:
             append(transition(current, style, color_system))
             current = style
@@ -96,7 +109,9 @@ def _styled(strip, current: Style | None, console: Console, append) -> Style | N
     return current
 
 
-@lru_cache(maxsize=4096)  # a screen uses a few dozen styles; a repaint switches between them thousands of times
+@lru_cache(
+    maxsize=4096
+)  # a screen uses a few dozen styles; a repaint switches between them thousands of times
 def transition(old: Style | None, new: Style | None, color_system: ColorSystem) -> str:
     """The escape sequence that takes the terminal from style ``old`` to ``new`` (None: the default)."""
     if new is None:
@@ -119,9 +134,13 @@ def transition(old: Style | None, new: Style | None, color_system: ColorSystem) 
         if bool(getattr(old, name)) != bool(getattr(new, name)):
             codes.append(on if getattr(new, name) else off)
     if old.color != new.color:
-        codes.extend(new.color.downgrade(color_system).get_ansi_codes(True) if new.color else ("39",))
+        codes.extend(
+            new.color.downgrade(color_system).get_ansi_codes(True) if new.color else ("39",)
+        )
     if old.bgcolor != new.bgcolor:
-        codes.extend(new.bgcolor.downgrade(color_system).get_ansi_codes(False) if new.bgcolor else ("49",))
+        codes.extend(
+            new.bgcolor.downgrade(color_system).get_ansi_codes(False) if new.bgcolor else ("49",)
+        )
     if not codes:
         return ""
     return min(f"\x1b[{';'.join(codes)}m", reset, key=len)
@@ -189,8 +208,10 @@ class SeamReport:
         return not self.missing
 
     def describe(self) -> str:
-        return ("this Textual is not the one fleetdesk was tested with; drawing the usual way (more bytes over "
-                f"slow links): {', '.join(self.missing)}")
+        return (
+            "this Textual is not the one fleetdesk was tested with; drawing the usual way (more bytes over "
+            f"slow links): {', '.join(self.missing)}"
+        )
 
 
 def _footer_shape_ok() -> bool:
@@ -200,8 +221,11 @@ def _footer_shape_ok() -> bool:
     except ImportError:
         return False
     # FooterKey sets _disabled in __init__ (and checks it on a click); Footer draws once _bindings_ready is set.
-    return ("_disabled" in FooterKey.__init__.__code__.co_names and hasattr(Footer, "_bindings_ready")
-            and hasattr(Footer, "bindings_changed"))
+    return (
+        "_disabled" in FooterKey.__init__.__code__.co_names
+        and hasattr(Footer, "_bindings_ready")
+        and hasattr(Footer, "bindings_changed")
+    )
 
 
 def install() -> SeamReport:
@@ -210,9 +234,11 @@ def install() -> SeamReport:
 
     taken: list[str] = []
     missing: list[str] = []
-    for name, ok in (("changed-cells writer", _install_writer()),
-                     ("covered screens", _install_handoff(ConsoleScreen)),
-                     ("in-place key bar", _footer_shape_ok())):
+    for name, ok in (
+        ("changed-cells writer", _install_writer()),
+        ("covered screens", _install_handoff(ConsoleScreen)),
+        ("in-place key bar", _footer_shape_ok()),
+    ):
         (taken if ok else missing).append(name)
     return SeamReport(tuple(taken), tuple(missing))
 
@@ -236,13 +262,16 @@ def _install_writer() -> bool:
     if Strip.render is not _render_strip:
         _textual_render_strip = Strip.render
     patched = []
-    for owner, name, replacement in ((ChopsUpdate, "render_segments", _render_changed_cells),
-                                     (Strip, "render", _render_strip)):
+    for owner, name, replacement in (
+        (ChopsUpdate, "render_segments", _render_changed_cells),
+        (Strip, "render", _render_strip),
+    ):
         current = getattr(owner, name, None)
-        if current is not replacement and current is not None and \
-                list(inspect.signature(current).parameters) == ["self", "console"]:
+        if (
+            current is not replacement
+            and current is not None
+            and list(inspect.signature(current).parameters) == ["self", "console"]
+        ):
             setattr(owner, name, replacement)
         patched.append(getattr(owner, name, None) is replacement)
     return all(patched)
-
-

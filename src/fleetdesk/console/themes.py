@@ -8,8 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 from textual.theme import Theme
 
-from fleetdesk.settings import locations
 from fleetdesk.domain.text import sanitize
+from fleetdesk.settings import locations
 from fleetdesk.settings.local_files import MIB, read_text_file
 
 
@@ -44,9 +44,15 @@ def load_themes(directories: list[Path] | None = None) -> tuple[list[Theme], lis
             continue
         for path in sorted(directory.glob("*.toml")):
             try:
-                theme = ThemeFile.model_validate(tomllib.loads(read_text_file(path, MIB))).to_theme()
+                theme = ThemeFile.model_validate(
+                    tomllib.loads(read_text_file(path, MIB))
+                ).to_theme()
             except (OSError, tomllib.TOMLDecodeError, ValidationError, ValueError) as error:
-                problems.append(sanitize(f"theme {path.name} skipped: {type(error).__name__}: {error}", limit=300))
+                problems.append(
+                    sanitize(
+                        f"theme {path.name} skipped: {type(error).__name__}: {error}", limit=300
+                    )
+                )
                 continue
             found[theme.name] = theme
     return list(found.values()), problems

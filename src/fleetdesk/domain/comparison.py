@@ -26,8 +26,12 @@ class SignalGap(BaseModel):
     normalized_entropy: float | None
     other_normalized_entropy: float | None
     calibration_change: float | None = Field(description="Relative: the model's / the other's - 1")
-    ne_change: float | None = Field(description="Relative: the model's / the other's - 1 (positive: worse)")
-    words: str = Field(description="e.g. 'NE +3.1% vs baseline, calibration -0.4%'; 'no data' when either has none")
+    ne_change: float | None = Field(
+        description="Relative: the model's / the other's - 1 (positive: worse)"
+    )
+    words: str = Field(
+        description="e.g. 'NE +3.1% vs baseline, calibration -0.4%'; 'no data' when either has none"
+    )
 
 
 def _change(mine: float | None, theirs: float | None) -> float | None:
@@ -40,8 +44,12 @@ def _percent(change: float) -> str:
     return f"{change * 100:+.1f}%"
 
 
-def compare(model: Iterable[StabilitySums], other: Iterable[StabilitySums], other_model_id: str,
-            relation: Literal["baseline", "holdout"]) -> SignalGap:
+def compare(
+    model: Iterable[StabilitySums],
+    other: Iterable[StabilitySums],
+    other_model_id: str,
+    relation: Literal["baseline", "holdout"],
+) -> SignalGap:
     """The model's buckets against the other's over the same window."""
     mine, theirs = merge(model), merge(other)
     calibration_change = _change(mine.calibration, theirs.calibration)
@@ -49,8 +57,17 @@ def compare(model: Iterable[StabilitySums], other: Iterable[StabilitySums], othe
     if calibration_change is None or ne_change is None:
         words = f"vs {relation}: no data"
     else:
-        words = f"NE {_percent(ne_change)} vs {relation}, calibration {_percent(calibration_change)}"
-    return SignalGap(other_model_id=other_model_id, relation=relation, calibration=mine.calibration,
-                     other_calibration=theirs.calibration, normalized_entropy=mine.normalized_entropy,
-                     other_normalized_entropy=theirs.normalized_entropy, calibration_change=calibration_change,
-                     ne_change=ne_change, words=words)
+        words = (
+            f"NE {_percent(ne_change)} vs {relation}, calibration {_percent(calibration_change)}"
+        )
+    return SignalGap(
+        other_model_id=other_model_id,
+        relation=relation,
+        calibration=mine.calibration,
+        other_calibration=theirs.calibration,
+        normalized_entropy=mine.normalized_entropy,
+        other_normalized_entropy=theirs.normalized_entropy,
+        calibration_change=calibration_change,
+        ne_change=ne_change,
+        words=words,
+    )

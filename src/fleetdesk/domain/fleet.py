@@ -45,9 +45,13 @@ class MetricProfile(BaseModel):
 
     events_per_bucket: float = Field(ge=1.0, le=MAX_EVENTS_PER_BUCKET)
     base_rate: float = Field(ge=1e-6, le=1.0 - 1e-6, description="Share of positive labels")
-    calibration: float = Field(ge=1.0 / MAX_RATIO, le=MAX_RATIO, description="Typical Σ predictions / Σ labels")
+    calibration: float = Field(
+        ge=1.0 / MAX_RATIO, le=MAX_RATIO, description="Typical Σ predictions / Σ labels"
+    )
     normalized_entropy: float = Field(ge=1.0 / MAX_RATIO, le=MAX_RATIO, description="Typical NE")
-    noise: float = Field(default=0.01, ge=0.0, le=MAX_NOISE, description="Relative bucket-to-bucket noise")
+    noise: float = Field(
+        default=0.01, ge=0.0, le=MAX_NOISE, description="Relative bucket-to-bucket noise"
+    )
     seed: int = 0
 
 
@@ -92,8 +96,13 @@ class MetricHistory(BaseModel):
             raise ValueError("end must be after start")
         if self.bucket < MIN_BUCKET:
             raise ValueError(f"bucket must be at least {MIN_BUCKET}")
-        if self.end - self.start > LONGEST or (self.end - self.start) / self.bucket > MAX_HISTORY_BUCKETS:
-            raise ValueError(f"history must span at most {LONGEST.days} days and {MAX_HISTORY_BUCKETS:,} buckets")
+        if (
+            self.end - self.start > LONGEST
+            or (self.end - self.start) / self.bucket > MAX_HISTORY_BUCKETS
+        ):
+            raise ValueError(
+                f"history must span at most {LONGEST.days} days and {MAX_HISTORY_BUCKETS:,} buckets"
+            )
         return self
 
 
@@ -131,8 +140,12 @@ class FleetFile(BaseModel):
 
     @model_validator(mode="after")
     def _bands_and_pipelines(self) -> FleetFile:
-        problems = role_band_problems(self.default_bands, self.bands, self.role_bands,
-                                      (m.type for m in self.models if m.role is Role.HOLDOUT))
+        problems = role_band_problems(
+            self.default_bands,
+            self.bands,
+            self.role_bands,
+            (m.type for m in self.models if m.role is Role.HOLDOUT),
+        )
         for role, bands in self.role_bands.items():
             for type_string in bands:
                 if type_string == ANY_TYPE:
@@ -140,9 +153,14 @@ class FleetFile(BaseModel):
                 try:
                     self.vocabulary.parse(type_string)
                 except ModelTypeError as error:
-                    problems.append(f"role_bands.{role}.{type_string}: not a model type ({error.message})")
-        problems += [f"pipelines.{app}: unknown app (not in vocabulary.apps)" for app in self.pipelines
-                     if app not in self.vocabulary.apps]
+                    problems.append(
+                        f"role_bands.{role}.{type_string}: not a model type ({error.message})"
+                    )
+        problems += [
+            f"pipelines.{app}: unknown app (not in vocabulary.apps)"
+            for app in self.pipelines
+            if app not in self.vocabulary.apps
+        ]
         if problems:
             raise ValueError("; ".join(problems))
         return self

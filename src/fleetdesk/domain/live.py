@@ -13,7 +13,9 @@ class LiveState(BaseModel):
 
     model_config = ConfigDict(frozen=True, defer_build=True, **FINITE)
 
-    serving_model_id: str = Field(description="Model that serves this model's traffic (itself, or its baseline after rollback/end)")
+    serving_model_id: str = Field(
+        description="Model that serves this model's traffic (itself, or its baseline after rollback/end)"
+    )
     traffic_share: float = Field(ge=0.0, le=1.0)
     launch_phase: LaunchPhase
     launch_halted: bool = False

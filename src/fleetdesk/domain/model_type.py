@@ -69,9 +69,7 @@ class Vocabulary(BaseModel):
             if not TERM_PATTERN.fullmatch(term)
         ]
         if bad:
-            raise ValueError(
-                "terms must be lowercase words joined by '-': " + ", ".join(bad)
-            )
+            raise ValueError("terms must be lowercase words joined by '-': " + ", ".join(bad))
         return self
 
     def _tables(self) -> tuple[dict, dict, dict, dict]:
@@ -96,12 +94,8 @@ class Vocabulary(BaseModel):
                 )
             if term not in table:
                 known = ", ".join(sorted(table)) or "none"
-                raise ModelTypeError(
-                    type_string, part, f"unknown {part} {term!r} (known: {known})"
-                )
-        return ModelType(
-            app=terms[0], surface=terms[1], position=terms[2], architecture=terms[3]
-        )
+                raise ModelTypeError(type_string, part, f"unknown {part} {term!r} (known: {known})")
+        return ModelType(app=terms[0], surface=terms[1], position=terms[2], architecture=terms[3])
 
     def describe(self, model_type: ModelType) -> str:
         """Human reading of a type, e.g. 'Instagram · Stories · tray (…) · multi-task multi-label'."""

@@ -67,7 +67,12 @@ class ActionKind(StrEnum):
 
     @property
     def needs_reason(self) -> bool:
-        return self in (ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT, ActionKind.HALT_LAUNCH, ActionKind.ESCALATE)
+        return self in (
+            ActionKind.ROLLBACK,
+            ActionKind.END_EXPERIMENT,
+            ActionKind.HALT_LAUNCH,
+            ActionKind.ESCALATE,
+        )
 
     @property
     def needs_text(self) -> bool:
@@ -85,7 +90,9 @@ class Confirmation(StrEnum):
 
     PRESS = "press"  # one key (y); a reason is optional
     TYPE_ID = "type-id"  # type the model id and give a reason
-    ACKNOWLEDGE = "acknowledge"  # type the model id, give a reason and acknowledge what the warnings say
+    ACKNOWLEDGE = (
+        "acknowledge"  # type the model id, give a reason and acknowledge what the warnings say
+    )
 
 
 class TargetHealth(BaseModel):
@@ -95,22 +102,30 @@ class TargetHealth(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True, **FINITE)
 
     model_id: str
-    relation: Literal["baseline", "holdout"] = Field(description="What it is to the model the action is on")
+    relation: Literal["baseline", "holdout"] = Field(
+        description="What it is to the model the action is on"
+    )
     health: Health = Field(description="Its latest closed bucket")
     attention: Attention
-    calibration: float | None = Field(default=None, description="Its latest closed bucket; None: no data")
+    calibration: float | None = Field(
+        default=None, description="Its latest closed bucket; None: no data"
+    )
     normalized_entropy: float | None = None
     bands: HealthBands | None = Field(default=None, description="The band it is judged against")
     alerts: list[str] = Field(default_factory=list, description="Its burn-rate alerts firing now")
     budget_remaining: float | None = None
     open_incident_id: int | None = None
     since: Moment | None = Field(
-        default=None, description="When its trouble began: the first bucket after its last stable one"
-                                  " (None while its latest bucket is stable)")
+        default=None,
+        description="When its trouble began: the first bucket after its last stable one"
+        " (None while its latest bucket is stable)",
+    )
     as_of: Moment | None = Field(default=None, description="When this was read")
     healthy: bool = Field(description="Stable latest bucket and no page: safe to move traffic to")
     state: str = Field(description="paging, unstable, without data, on a ticket or stable")
-    summary: str = Field(description="One line, e.g. 'baseline X is paging since 18:00 (NE 0.97 above 0.95)'")
+    summary: str = Field(
+        description="One line, e.g. 'baseline X is paging since 18:00 (NE 0.97 above 0.95)'"
+    )
 
 
 class ActionOption(BaseModel):
@@ -120,19 +135,33 @@ class ActionOption(BaseModel):
 
     kind: ActionKind
     available: bool
-    reason: str | None = Field(default=None, description="Why it does not apply now, in plain words")
-    instead: ActionKind | None = Field(default=None, description="What to do instead, when it does not apply")
+    reason: str | None = Field(
+        default=None, description="Why it does not apply now, in plain words"
+    )
+    instead: ActionKind | None = Field(
+        default=None, description="What to do instead, when it does not apply"
+    )
     confirmation: Confirmation
     reason_required: bool = Field(description="The request needs a non-empty reason")
     text_required: bool = Field(description="The request needs a text (a note)")
-    target: EscalationTarget | None = Field(default=None, description="Escalations: who would be paged")
-    warnings: list[str] = Field(default_factory=list, description="What to weigh before confirming, worst first")
+    target: EscalationTarget | None = Field(
+        default=None, description="Escalations: who would be paged"
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="What to weigh before confirming, worst first"
+    )
     target_health: TargetHealth | None = Field(
-        default=None, description="rollback, end-experiment: the health of the baseline the traffic would move to")
+        default=None,
+        description="rollback, end-experiment: the health of the baseline the traffic would move to",
+    )
     acknowledge_target: str | None = Field(
-        default=None, description="The request must name this model in acknowledged_target (an unhealthy target)")
+        default=None,
+        description="The request must name this model in acknowledged_target (an unhealthy target)",
+    )
     override_required: bool = Field(
-        default=False, description="The request must set holdout_override (the action ends a holdout)")
+        default=False,
+        description="The request must set holdout_override (the action ends a holdout)",
+    )
 
 
 @dataclass(frozen=True)
@@ -218,9 +247,15 @@ class Situation:
 class Refusal(Exception):
     """The rules do not allow the action now; ``reason`` says why in plain words."""
 
-    def __init__(self, reason: str, instead: ActionKind | None = None, *, conflict: bool = False,
-                 needs: Literal["acknowledgement", "override"] | None = None,
-                 target: TargetHealth | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        instead: ActionKind | None = None,
+        *,
+        conflict: bool = False,
+        needs: Literal["acknowledgement", "override"] | None = None,
+        target: TargetHealth | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.instead = instead
@@ -297,10 +332,11 @@ def escalation_target(situation: Situation) -> EscalationTarget:
     return EscalationTarget.OWNER
 
 
-def target_health(neighbour: Neighbour, relation: Literal["baseline", "holdout"],
-                  as_of: datetime | None = None) -> TargetHealth:
+def target_health(
+    neighbour: Neighbour, relation: Literal["baseline", "holdout"], as_of: datetime | None = None
+) -> TargetHealth:
     """A neighbour's health in the words every fallback is named with."""
-    healthy = (neighbour.health is Health.STABLE and neighbour.attention is not Attention.PAGE)
+    healthy = neighbour.health is Health.STABLE and neighbour.attention is not Attention.PAGE
     state = _state_word(neighbour.health, neighbour.attention)
     since = neighbour.since
     when = f" since {_clock(since, as_of)}" if since is not None and not healthy else ""
@@ -309,13 +345,26 @@ def target_health(neighbour: Neighbour, relation: Literal["baseline", "holdout"]
         details.append(", ".join(neighbour.alerts))
     if neighbour.open_incident_id is not None:
         details.append(f"incident #{neighbour.open_incident_id}")
-    summary = f"{relation} {neighbour.model.id} is {state}{when}" + (f" ({'; '.join(details)})" if details else "")
+    summary = f"{relation} {neighbour.model.id} is {state}{when}" + (
+        f" ({'; '.join(details)})" if details else ""
+    )
     return TargetHealth(
-        model_id=neighbour.model.id, relation=relation, health=neighbour.health, attention=neighbour.attention,
-        calibration=neighbour.calibration, normalized_entropy=neighbour.normalized_entropy, bands=neighbour.bands,
-        alerts=list(neighbour.alerts), budget_remaining=neighbour.budget_remaining,
-        open_incident_id=neighbour.open_incident_id, since=since, as_of=as_of, healthy=healthy, state=state,
-        summary=summary)
+        model_id=neighbour.model.id,
+        relation=relation,
+        health=neighbour.health,
+        attention=neighbour.attention,
+        calibration=neighbour.calibration,
+        normalized_entropy=neighbour.normalized_entropy,
+        bands=neighbour.bands,
+        alerts=list(neighbour.alerts),
+        budget_remaining=neighbour.budget_remaining,
+        open_incident_id=neighbour.open_incident_id,
+        since=since,
+        as_of=as_of,
+        healthy=healthy,
+        state=state,
+        summary=summary,
+    )
 
 
 def fallback_words(model: Model, baseline: TargetHealth | None) -> str:
@@ -325,7 +374,9 @@ def fallback_words(model: Model, baseline: TargetHealth | None) -> str:
     if baseline is None or baseline.model_id != model.baseline_model_id:
         return f"safe fallback is its baseline {model.baseline_model_id}"
     if not baseline.healthy:
-        when = f" since {_clock(baseline.since, baseline.as_of)}" if baseline.since is not None else ""
+        when = (
+            f" since {_clock(baseline.since, baseline.as_of)}" if baseline.since is not None else ""
+        )
         return f"baseline {baseline.model_id} is itself {baseline.state}{when}: escalate"
     if baseline.attention is Attention.TICKET:
         return f"fallback is its baseline {baseline.model_id} (stable now, on a ticket: its budget burns)"
@@ -350,13 +401,28 @@ def require(plan: Plan, consent: Consent) -> None:
     """Raise Refusal unless ``consent`` gives what the plan needs (an unhealthy target named, a holdout
     overridden); dry runs skip this, so the engineer sees the plan first."""
     if plan.override_required and not consent.holdout_override:
-        raise Refusal(f"{plan.model_id} is a holdout: {plan.kind} ends its measurement; send holdout_override"
-                      " with a reason to do it anyway", ActionKind.ESCALATE, needs="override")
-    if plan.acknowledge_target is not None and consent.acknowledged_target != plan.acknowledge_target:
+        raise Refusal(
+            f"{plan.model_id} is a holdout: {plan.kind} ends its measurement; send holdout_override"
+            " with a reason to do it anyway",
+            ActionKind.ESCALATE,
+            needs="override",
+        )
+    if (
+        plan.acknowledge_target is not None
+        and consent.acknowledged_target != plan.acknowledge_target
+    ):
         health = plan.target_health
-        said = health.summary if health is not None else f"baseline {plan.acknowledge_target} is unhealthy"
-        raise Refusal(f"{said}; moving traffic there needs acknowledged_target={plan.acknowledge_target!r}",
-                      ActionKind.ESCALATE, needs="acknowledgement", target=health)
+        said = (
+            health.summary
+            if health is not None
+            else f"baseline {plan.acknowledge_target} is unhealthy"
+        )
+        raise Refusal(
+            f"{said}; moving traffic there needs acknowledged_target={plan.acknowledge_target!r}",
+            ActionKind.ESCALATE,
+            needs="acknowledgement",
+            target=health,
+        )
 
 
 def options(situation: Situation) -> list[ActionOption]:
@@ -375,13 +441,25 @@ def option(kind: ActionKind, situation: Situation) -> ActionOption:
         available, reason, instead = False, refusal.reason, refusal.instead
     else:
         available, reason, instead = True, None, None
-    level = confirmation(kind, situation.model) if result is None else confirmation_for(kind, situation.model, result)
-    return ActionOption(kind=kind, available=available, reason=reason, instead=instead, confirmation=level,
-                        reason_required=kind.needs_reason, text_required=kind.needs_text, target=target,
-                        warnings=result.warnings if result else [],
-                        target_health=result.target_health if result else None,
-                        acknowledge_target=result.acknowledge_target if result else None,
-                        override_required=result.override_required if result else False)
+    level = (
+        confirmation(kind, situation.model)
+        if result is None
+        else confirmation_for(kind, situation.model, result)
+    )
+    return ActionOption(
+        kind=kind,
+        available=available,
+        reason=reason,
+        instead=instead,
+        confirmation=level,
+        reason_required=kind.needs_reason,
+        text_required=kind.needs_text,
+        target=target,
+        warnings=result.warnings if result else [],
+        target_health=result.target_health if result else None,
+        acknowledge_target=result.acknowledge_target if result else None,
+        override_required=result.override_required if result else False,
+    )
 
 
 def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None = None) -> Plan:
@@ -394,28 +472,38 @@ def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None
         if live.serving_model_id != model.id:
             raise Refusal(f"already serving {live.serving_model_id}")
         _move_to_baseline(result, situation, baseline)
-        result.done = f"Rolled back {model.id}: {share} of traffic moved to baseline {baseline.model.id}"
+        result.done = (
+            f"Rolled back {model.id}: {share} of traffic moved to baseline {baseline.model.id}"
+        )
         result.would = f"Would roll back {model.id}: {share} of traffic would move to baseline {baseline.model.id}"
         _weigh_traffic_move(result, situation, "rolling it back")
     elif kind is ActionKind.END_EXPERIMENT:
         if model.role not in (Role.EXPERIMENT, Role.HOLDOUT):
-            raise Refusal(f"a {model.role}, not an experiment: nothing to end",
-                          ActionKind.ROLLBACK if model.baseline_model_id else ActionKind.ESCALATE)
+            raise Refusal(
+                f"a {model.role}, not an experiment: nothing to end",
+                ActionKind.ROLLBACK if model.baseline_model_id else ActionKind.ESCALATE,
+            )
         what = "holdout" if model.role is Role.HOLDOUT else "experiment"
         if live.experiment_ended:
             raise Refusal(f"{what} already ended")
         baseline = _baseline(situation, ActionKind.ESCALATE)
         _move_to_baseline(result, situation, baseline, experiment_ended=True)
-        result.done = f"Ended {what} {model.id}: {share} of traffic back to baseline {baseline.model.id}"
-        result.would = (f"Would end {what} {model.id}: {share} of traffic would go back to baseline"
-                        f" {baseline.model.id}")
+        result.done = (
+            f"Ended {what} {model.id}: {share} of traffic back to baseline {baseline.model.id}"
+        )
+        result.would = (
+            f"Would end {what} {model.id}: {share} of traffic would go back to baseline"
+            f" {baseline.model.id}"
+        )
         _weigh_traffic_move(result, situation, "ending it")
     elif kind is ActionKind.HALT_LAUNCH:
         if live.launch_phase is not LaunchPhase.SCALE_UP:
             raise Refusal(f"launch phase is {live.launch_phase}, not scale-up")
         if live.launch_halted:
             raise Refusal("launch already halted")
-        result.changes.append(Change(model.id, live, live.model_copy(update={"launch_halted": True})))
+        result.changes.append(
+            Change(model.id, live, live.model_copy(update={"launch_halted": True}))
+        )
         result.done = f"Halted the launch of {model.id} at {share} of traffic"
         result.would = f"Would halt the launch of {model.id} at {share} of traffic"
     elif kind is ActionKind.ESCALATE:
@@ -423,12 +511,16 @@ def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None
         group = situation.shared_cause
         if result.target is EscalationTarget.UPSTREAM:
             if not situation.upstream:
-                raise Refusal("no upstream model: escalate to its owner instead", ActionKind.ESCALATE)
+                raise Refusal(
+                    "no upstream model: escalate to its owner instead", ActionKind.ESCALATE
+                )
             teams = [(up.model.owner_team, up.model.oncall_rotation) for up in situation.upstream]
         elif result.target is EscalationTarget.SURFACE:
             if group is None:
-                raise Refusal("not part of a shared-cause incident: escalate to its owner instead",
-                              ActionKind.ESCALATE)
+                raise Refusal(
+                    "not part of a shared-cause incident: escalate to its owner instead",
+                    ActionKind.ESCALATE,
+                )
             recipients = (group.pipeline,) if group.pipeline is not None else group.teams
             teams = [(r.team, r.rotation) for r in recipients]
         else:
@@ -436,15 +528,22 @@ def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None
         result.recipients = [Recipient(team, rotation) for team, rotation in dict.fromkeys(teams)]
         result.opens_incident = situation.incident_id is None
         who = ", ".join(f"{r.team} ({r.rotation})" for r in result.recipients)
-        about = (f"incident #{group.incident_id} ({len(group.members)} models of {group.label}, shared cause"
-                 " suspected)" if group is not None and result.target is EscalationTarget.SURFACE else model.id)
+        about = (
+            f"incident #{group.incident_id} ({len(group.members)} models of {group.label}, shared cause"
+            " suspected)"
+            if group is not None and result.target is EscalationTarget.SURFACE
+            else model.id
+        )
         result.done = f"Paged {who} about {about}"
-        result.would = f"Would page {who} about {about}" + (" and open an incident" if result.opens_incident else "")
+        result.would = f"Would page {who} about {about}" + (
+            " and open an incident" if result.opens_incident else ""
+        )
         if situation.escalations:
             last = situation.escalations[-1]
             result.warnings.append(
                 f"incident #{situation.incident_id} was already escalated by {last.actor} at"
-                f" {_clock(last.at, situation.as_of)} (paged {last.team}): paging again wakes them a second time")
+                f" {_clock(last.at, situation.as_of)} (paged {last.team}): paging again wakes them a second time"
+            )
     elif kind is ActionKind.ACK:
         if situation.incident_id is None:
             raise Refusal("no open incident")
@@ -453,7 +552,11 @@ def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None
         result.done = f"Acknowledged incident {situation.incident_id} on {model.id}"
         result.would = f"Would acknowledge incident {situation.incident_id} on {model.id}"
     elif kind is ActionKind.NOTE:
-        where = f"incident {situation.incident_id}" if situation.incident_id is not None else "the model (no open incident)"
+        where = (
+            f"incident {situation.incident_id}"
+            if situation.incident_id is not None
+            else "the model (no open incident)"
+        )
         result.done = f"Added a note on {model.id} to {where}"
         result.would = f"Would add a note on {model.id} to {where}"
     return result
@@ -467,26 +570,35 @@ def _weigh_traffic_move(result: Plan, situation: Situation, doing: str) -> None:
     result.target_health = health
     if health is not None and not health.healthy:
         result.acknowledge_target = health.model_id
-        result.warnings.append(f"{health.summary}: {result.traffic_moved:.1%} of traffic would move onto a model"
-                               " that is itself unhealthy; escalate instead, or acknowledge it to go ahead")
+        result.warnings.append(
+            f"{health.summary}: {result.traffic_moved:.1%} of traffic would move onto a model"
+            " that is itself unhealthy; escalate instead, or acknowledge it to go ahead"
+        )
     elif health is not None and health.attention is Attention.TICKET:
         result.warnings.append(f"{health.summary}: stable now, but its error budget burns (ticket)")
     if model.role is Role.HOLDOUT:
         result.override_required = True
         measured = ", ".join(situation.holds_out) or "the experiments it holds out"
-        result.warnings.insert(0, (
-            f"{model.id} is a holdout: {doing} ends its measurement of the long-run effect of {measured}"
-            f" (held out since {model.created_at:%Y-%m-%d}); the same users cannot be held out again, so that"
-            " comparison is lost for good. Override only with a reason"))
+        result.warnings.insert(
+            0,
+            (
+                f"{model.id} is a holdout: {doing} ends its measurement of the long-run effect of {measured}"
+                f" (held out since {model.created_at:%Y-%m-%d}); the same users cannot be held out again, so that"
+                " comparison is lost for good. Override only with a reason"
+            ),
+        )
     group = situation.shared_cause
     if group is not None:
         result.warnings.append(
             f"shared cause suspected: {len(group.members)} models of {group.label} turned unstable together"
             f" (since {_clock(group.started_at, situation.as_of)}); moving one model's traffic is unlikely to help:"
-            " escalate")
+            " escalate"
+        )
     elif situation.upstream and situation.upstream[0].health is Health.UNSTABLE:
-        result.warnings.append(f"upstream {situation.upstream[0].model.id} is unstable: the cause is likely there,"
-                               " and the baseline takes from it too; escalate upstream")
+        result.warnings.append(
+            f"upstream {situation.upstream[0].model.id} is unstable: the cause is likely there,"
+            " and the baseline takes from it too; escalate upstream"
+        )
 
 
 def _state_word(health: Health, attention: Attention) -> str:
@@ -507,7 +619,10 @@ def _signal_words(neighbour: Neighbour) -> list[str]:
         return ["no data in its latest bucket"] if neighbour.health is Health.NO_DATA else []
     bands = neighbour.bands
     words = []
-    if bands is None or not bands.calibration_low <= neighbour.calibration <= bands.calibration_high:
+    if (
+        bands is None
+        or not bands.calibration_low <= neighbour.calibration <= bands.calibration_high
+    ):
         band = f" outside {bands.calibration_low:.2f}-{bands.calibration_high:.2f}" if bands else ""
         words.append(f"calibration {neighbour.calibration:.3f}{band}")
     if bands is None or neighbour.normalized_entropy > bands.ne_max:
@@ -530,11 +645,31 @@ def _baseline(situation: Situation, instead: ActionKind) -> Neighbour:
     return situation.baseline
 
 
-def _move_to_baseline(result: Plan, situation: Situation, baseline: Neighbour, **extra: object) -> None:
+def _move_to_baseline(
+    result: Plan, situation: Situation, baseline: Neighbour, **extra: object
+) -> None:
     live = situation.live
-    result.changes.append(Change(situation.model.id, live, live.model_copy(
-        update={"serving_model_id": baseline.model.id, "traffic_share": 0.0, **extra})))
-    result.changes.append(Change(baseline.model.id, baseline.live, baseline.live.model_copy(
-        update={"traffic_share": round(min(1.0, baseline.live.traffic_share + live.traffic_share), 9)})))
+    result.changes.append(
+        Change(
+            situation.model.id,
+            live,
+            live.model_copy(
+                update={"serving_model_id": baseline.model.id, "traffic_share": 0.0, **extra}
+            ),
+        )
+    )
+    result.changes.append(
+        Change(
+            baseline.model.id,
+            baseline.live,
+            baseline.live.model_copy(
+                update={
+                    "traffic_share": round(
+                        min(1.0, baseline.live.traffic_share + live.traffic_share), 9
+                    )
+                }
+            ),
+        )
+    )
     result.traffic_moved = live.traffic_share
     result.traffic_to = baseline.model.id

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict, deque
 from collections.abc import Iterable
-
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,7 +107,9 @@ class Registry:
         for model in models:
             if model.id in self.models:
                 # Keep the first record so its own violations are still reported.
-                duplicates.append(RegistryViolation(model_id=model.id, field="id", message="duplicate model id"))
+                duplicates.append(
+                    RegistryViolation(model_id=model.id, field="id", message="duplicate model id")
+                )
                 continue
             self.models[model.id] = model
         self._downstream: dict[str, list[str]] = defaultdict(list)
@@ -192,7 +193,11 @@ class Registry:
             except ModelTypeError as error:
                 flag(model, "type", f"{error.part}: {error.message}")
             if model.tier.needs_justification and not model.tier_justification.strip():
-                flag(model, "tier_justification", f"{model.tier} needs a business-impact justification")
+                flag(
+                    model,
+                    "tier_justification",
+                    f"{model.tier} needs a business-impact justification",
+                )
             for field in ("baseline_model_id", "holdout_model_id"):
                 ref = getattr(model, field)
                 if ref is None:
@@ -203,7 +208,11 @@ class Registry:
                     flag(model, field, f"unknown model {ref!r}")
             holdout = self.models.get(model.holdout_model_id or "")
             if holdout is not None and holdout.id != model.id and holdout.role != Role.HOLDOUT:
-                flag(model, "holdout_model_id", f"{holdout.id!r} is {_a(holdout.role)}, not a holdout")
+                flag(
+                    model,
+                    "holdout_model_id",
+                    f"{holdout.id!r} is {_a(holdout.role)}, not a holdout",
+                )
             for ref in model.upstream_model_ids:
                 if ref not in self.models:
                     flag(model, "upstream_model_ids", f"unknown model {ref!r}")
@@ -220,7 +229,11 @@ class Registry:
                             f"baseline {baseline.id!r} has type {baseline.type!r}, not {model.type!r}",
                         )
                     elif baseline.role != Role.BASELINE:
-                        flag(model, "baseline_model_id", f"{baseline.id!r} is {_a(baseline.role)}, not a baseline")
+                        flag(
+                            model,
+                            "baseline_model_id",
+                            f"{baseline.id!r} is {_a(baseline.role)}, not a baseline",
+                        )
             if model.role == Role.FOUNDATION:
                 if model.traffic_share:
                     flag(model, "traffic_share", "a foundation model serves no traffic of its own")
@@ -248,7 +261,9 @@ class Registry:
         for root in sorted(self.models):
             if colour[root] != white:
                 continue
-            stack: list[tuple[str, Iterable[str]]] = [(root, iter(self.models[root].upstream_model_ids))]
+            stack: list[tuple[str, Iterable[str]]] = [
+                (root, iter(self.models[root].upstream_model_ids))
+            ]
             path = [root]
             colour[root] = grey
             while stack:
@@ -262,7 +277,7 @@ class Registry:
                 if child not in self.models:
                     continue
                 if colour[child] == grey:
-                    cycle = path[path.index(child):] + [child]
+                    cycle = path[path.index(child) :] + [child]
                     anchor = min(cycle[:-1])
                     reported.append(
                         RegistryViolation(
@@ -294,5 +309,3 @@ class UnknownModelError(KeyError):
 
     def __str__(self) -> str:
         return self.args[0]
-
-

@@ -43,12 +43,27 @@ class BurnRateRule(BaseModel):
 
 
 DEFAULT_RULES: tuple[BurnRateRule, ...] = (
-    BurnRateRule(name="page-fast", severity=Severity.PAGE, long_window=timedelta(hours=1),
-                 short_window=timedelta(minutes=5), threshold=14.4),
-    BurnRateRule(name="page-slow", severity=Severity.PAGE, long_window=timedelta(hours=6),
-                 short_window=timedelta(minutes=30), threshold=6.0),
-    BurnRateRule(name="ticket", severity=Severity.TICKET, long_window=timedelta(days=3),
-                 short_window=timedelta(hours=6), threshold=1.0),
+    BurnRateRule(
+        name="page-fast",
+        severity=Severity.PAGE,
+        long_window=timedelta(hours=1),
+        short_window=timedelta(minutes=5),
+        threshold=14.4,
+    ),
+    BurnRateRule(
+        name="page-slow",
+        severity=Severity.PAGE,
+        long_window=timedelta(hours=6),
+        short_window=timedelta(minutes=30),
+        threshold=6.0,
+    ),
+    BurnRateRule(
+        name="ticket",
+        severity=Severity.TICKET,
+        long_window=timedelta(days=3),
+        short_window=timedelta(hours=6),
+        threshold=1.0,
+    ),
 )
 
 
@@ -138,7 +153,9 @@ def burn_rate(counts: SliceCounts, objective: float) -> float | None:
     return (counts.bad / counts.evaluated) / (1.0 - objective)
 
 
-def count_slices(slices: Iterable[SliceHealth], since: datetime, until: datetime, slice_length: timedelta) -> SliceCounts:
+def count_slices(
+    slices: Iterable[SliceHealth], since: datetime, until: datetime, slice_length: timedelta
+) -> SliceCounts:
     """Count slices that closed in (since, until]."""
     good = bad = no_data = 0
     for item in slices:
@@ -176,10 +193,19 @@ def status_from_counts(
     alerts = []
     for rule in policy.rules:
         long_rate, short_rate = rates.get(rule.long_window), rates.get(rule.short_window)
-        if long_rate is not None and short_rate is not None and min(long_rate, short_rate) >= rule.threshold:
+        if (
+            long_rate is not None
+            and short_rate is not None
+            and min(long_rate, short_rate) >= rule.threshold
+        ):
             alerts.append(
-                ActiveAlert(rule=rule.name, severity=rule.severity, long_burn_rate=long_rate,
-                            short_burn_rate=short_rate, threshold=rule.threshold)
+                ActiveAlert(
+                    rule=rule.name,
+                    severity=rule.severity,
+                    long_burn_rate=long_rate,
+                    short_burn_rate=short_rate,
+                    threshold=rule.threshold,
+                )
             )
     return SloStatus(
         objective=policy.objective,

@@ -120,7 +120,9 @@ class StabilityBucket(StabilitySums):
     def _ne_finite(cls, value: float, info: ValidationInfo) -> float:
         _, rate = _rate(info)
         weight = info.data.get("weight", 0.0)
-        return _checked("NE", (value / weight) / binary_entropy(rate) if rate is not None else None, value)
+        return _checked(
+            "NE", (value / weight) / binary_entropy(rate) if rate is not None else None, value
+        )
 
 
 def _rate(info: ValidationInfo) -> tuple[float, float | None]:

@@ -70,8 +70,15 @@ class Timeline:
     reached at the first window's end, so the continuation reads as the same history, only longer.
     """
 
-    def __init__(self, start: datetime, end: datetime, bucket: timedelta, *, first_index: int = 0,
-                 open_end: datetime | None = None) -> None:
+    def __init__(
+        self,
+        start: datetime,
+        end: datetime,
+        bucket: timedelta,
+        *,
+        first_index: int = 0,
+        open_end: datetime | None = None,
+    ) -> None:
         if bucket <= timedelta(0):
             raise ValueError("bucket must be positive")
         self.start = start
@@ -90,8 +97,13 @@ class Timeline:
 
     def after(self, end: datetime) -> Timeline:
         """The buckets from this timeline's end up to ``end``, continuing it."""
-        return Timeline(self.start + len(self.starts) * self.bucket, end, self.bucket,
-                        first_index=self.first_index + len(self.starts), open_end=self.open_end)
+        return Timeline(
+            self.start + len(self.starts) * self.bucket,
+            end,
+            self.bucket,
+            first_index=self.first_index + len(self.starts),
+            open_end=self.open_end,
+        )
 
     def index_at_or_after(self, moment: datetime) -> int:
         """Index of the first bucket starting at or after ``moment`` (clamped to the timeline)."""
@@ -139,8 +151,11 @@ def _incident_effects(
             effect = effects[index]
             if incident.kind is IncidentKind.CALIBRATION_DRIFT:
                 # Linear ramp: the full magnitude is reached by the bucket that closes at the end.
-                done = min((timeline.starts[index] + timeline.bucket - incident.start) / span, 1.0) \
-                    if span > timedelta(0) else 1.0
+                done = (
+                    min((timeline.starts[index] + timeline.bucket - incident.start) / span, 1.0)
+                    if span > timedelta(0)
+                    else 1.0
+                )
                 effect.calibration *= 1.0 + (incident.magnitude - 1.0) * done
             elif incident.kind is IncidentKind.NE_REGRESSION:
                 effect.ne *= incident.magnitude
@@ -202,7 +217,9 @@ def synthesize_rows(
         rate = base_rate * (1.0 + (((bits >> 16) & 0xFFFF) - centre) * scale)
         rate = _MIN_RATE if rate < _MIN_RATE else _MAX_RATE if rate > _MAX_RATE else rate
         label_sum = weight * rate
-        prediction_sum = label_sum * target_calibration * (1.0 + (((bits >> 32) & 0xFFFF) - centre) * scale)
+        prediction_sum = (
+            label_sum * target_calibration * (1.0 + (((bits >> 32) & 0xFFFF) - centre) * scale)
+        )
         entropy = -(rate * log(rate) + (1.0 - rate) * log(1.0 - rate))
         cross_entropy_sum = weight * entropy * target_ne * (1.0 + ((bits >> 48) - centre) * scale)
         append(

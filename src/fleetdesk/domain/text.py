@@ -31,7 +31,11 @@ def _escape(char: str) -> str:
 
 
 def _piece(char: str) -> str:
-    return _escape(char) if char in _BLANK or unicodedata.category(char) in _UNSAFE_CATEGORIES else char
+    return (
+        _escape(char)
+        if char in _BLANK or unicodedata.category(char) in _UNSAFE_CATEGORIES
+        else char
+    )
 
 
 def sanitize(text: str | bytes, limit: int | None = None) -> str:

@@ -31,7 +31,9 @@ class BackendStartError(RuntimeError):
 def _serve(fleet_path: str, now: datetime, pipe: Connection) -> None:
     # The console owns the terminal: anything this process prints (a warning, a server error) would
     # land in the middle of its screen, and stay there. It goes to a log beside the drill's fleet.
-    log = os.open(Path(fleet_path).with_name("backend.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = os.open(
+        Path(fleet_path).with_name("backend.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+    )
     os.dup2(log, 1)
     os.dup2(log, 2)
     try:
@@ -65,8 +67,12 @@ class DrillBackend:
     def start(cls, fleet_path: Path, now: datetime) -> DrillBackend:
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe()
-        process = context.Process(target=_serve, args=(str(fleet_path), now, theirs), name="fleetdesk-drill-backend",
-                                  daemon=True)
+        process = context.Process(
+            target=_serve,
+            args=(str(fleet_path), now, theirs),
+            name="fleetdesk-drill-backend",
+            daemon=True,
+        )
         process.start()
         theirs.close()
         if not ours.poll(START_TIMEOUT):
@@ -76,12 +82,20 @@ class DrillBackend:
             message = ours.recv()
         except EOFError:
             process.join(STOP_TIMEOUT)
-            raise BackendStartError(f"the drill backend exited during start-up (exit code {process.exitcode})") from None
+            raise BackendStartError(
+                f"the drill backend exited during start-up (exit code {process.exitcode})"
+            ) from None
         if message[0] != "ready":
             process.join(STOP_TIMEOUT)
             raise BackendStartError(f"the drill backend did not start: {message[1]}")
         _, url, admin, oncall = message
-        return cls(url=url, admin_token=SecretStr(admin), oncall_token=SecretStr(oncall), _process=process, _pipe=ours)
+        return cls(
+            url=url,
+            admin_token=SecretStr(admin),
+            oncall_token=SecretStr(oncall),
+            _process=process,
+            _pipe=ours,
+        )
 
     def stop(self) -> None:
         """Stop the server (its temp database goes with it) and wait for the process."""

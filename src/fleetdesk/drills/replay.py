@@ -56,7 +56,9 @@ class ReplayPlan:
 
 def drill_seed(profile: MetricProfile, scenario_seed: int) -> int:
     """The noise seed of one model in a drill: stable across processes, distinct from its history's."""
-    digest = hashlib.blake2b(f"drill:{scenario_seed}:{profile.seed}".encode(), digest_size=8).digest()
+    digest = hashlib.blake2b(
+        f"drill:{scenario_seed}:{profile.seed}".encode(), digest_size=8
+    ).digest()
     return int.from_bytes(digest, "big") >> 1
 
 
@@ -70,25 +72,36 @@ def drill_fleet(scenario: Scenario, source: str, fleet_override: str | None = No
     instead, up to the drill's start, so it is there when the backend seeds.
     """
     fleet = load_fleet(fleet_override or scenario.fleet, end_at=scenario.start)
-    check_against_fleet(scenario, fleet.registry, fleet.file.history.bucket, source,
-                        pipeline_teams=[p.team for p in fleet.file.pipelines.values()])
+    check_against_fleet(
+        scenario,
+        fleet.registry,
+        fleet.file.history.bucket,
+        source,
+        pipeline_teams=[p.team for p in fleet.file.pipelines.values()],
+    )
     history = fleet.file.history
     finished = [i for i in history.incidents if i.end is not None and i.end <= history.end]
     before, _ = split_at(scenario_incidents(scenario, history.end, history.bucket), history.end)
     if len(finished) == len(history.incidents) and not before:
         return fleet
-    file = fleet.file.model_copy(update={"history": history.model_copy(update={"incidents": finished + before})})
+    file = fleet.file.model_copy(
+        update={"history": history.model_copy(update={"incidents": finished + before})}
+    )
     return build_fleet(file, fleet.source)
 
 
-def scenario_incidents(scenario: Scenario, start: datetime, bucket: timedelta) -> list[MetricIncident]:
+def scenario_incidents(
+    scenario: Scenario, start: datetime, bucket: timedelta
+) -> list[MetricIncident]:
     """Every injection of the scenario as domain incidents, for a drill starting at ``start``."""
     timeline = Timeline(start, start + scenario.length, bucket)
     end = timeline.start + len(timeline) * bucket
     return [i for injection in scenario.injections for i in injection.incidents(start, end, bucket)]
 
 
-def split_at(incidents: list[MetricIncident], moment: datetime) -> tuple[list[MetricIncident], list[MetricIncident]]:
+def split_at(
+    incidents: list[MetricIncident], moment: datetime
+) -> tuple[list[MetricIncident], list[MetricIncident]]:
     """The parts of ``incidents`` before ``moment`` (the history) and from it on (the replay).
 
     Only shifts that hold one level are cut in two (a drift that began before the drill has ramped by
@@ -136,7 +149,9 @@ def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
                 )
             )
     ticks = tuple(
-        Tick(index=i, start=timeline.starts[i], end=timeline.starts[i] + bucket, buckets=tuple(found))
+        Tick(
+            index=i, start=timeline.starts[i], end=timeline.starts[i] + bucket, buckets=tuple(found)
+        )
         for i, found in enumerate(per_tick)
     )
     return ReplayPlan(start=start, bucket=bucket, incidents=incidents, ticks=ticks)
@@ -145,7 +160,9 @@ def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
 SendTick = Callable[[Tick], Awaitable[None]]
 
 
-async def replay(plan: ReplayPlan, send: SendTick, speed: float = DEFAULT_SPEED, *, began: float | None = None) -> None:
+async def replay(
+    plan: ReplayPlan, send: SendTick, speed: float = DEFAULT_SPEED, *, began: float | None = None
+) -> None:
     """Send each tick when its bucket closes on the compressed clock (tick i at (i+1)/speed s).
 
     Ticks go out one at a time, in order, each after the last one was

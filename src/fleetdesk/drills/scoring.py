@@ -36,8 +36,9 @@ from fleetdesk.wire import (
     SloChangedData,
 )
 
-STATE_CHANGING = frozenset({ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT, ActionKind.HALT_LAUNCH,
-                            ActionKind.ESCALATE})
+STATE_CHANGING = frozenset(
+    {ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT, ActionKind.HALT_LAUNCH, ActionKind.ESCALATE}
+)
 """Actions that change the world (traffic, a launch, someone woken up): what ``other_actions = "wrong"`` grades."""
 _QUIET_RANK = {"ticket": Attention.TICKET.rank, "ok": Attention.OK.rank}
 
@@ -104,7 +105,9 @@ class QuietCheck(_Card):
 
     model_id: str
     at_most: str
-    worst: Attention | None  # None: it never changed during the drill (and was not loud at the start)
+    worst: (
+        Attention | None
+    )  # None: it never changed during the drill (and was not loud at the start)
     ok: bool
 
 
@@ -167,8 +170,14 @@ def score(
     for expected in scenario.incidents:
         seen = [at for (model_id, _), (_, at) in joined.items() if model_id == expected.model_id]
         opened = min(seen) - drill_start if seen else None
-        checks.append(IncidentCheck(model_id=expected.model_id, expected_by=expected.by, opened_after=opened,
-                                    ok=opened is not None and opened <= expected.by))
+        checks.append(
+            IncidentCheck(
+                model_id=expected.model_id,
+                expected_by=expected.by,
+                opened_after=opened,
+                ok=opened is not None and opened <= expected.by,
+            )
+        )
 
     acks: list[float] = []
     taken: list[tuple[TakenAction, ActionEventData]] = []
@@ -179,8 +188,12 @@ def score(
         if data.result.dry_run:
             continue
         action = TakenAction(
-            audit_id=data.audit.id, action=data.audit.action, model_id=data.audit.model_id, actor=data.audit.actor,
-            seconds=after_page(seen.wall), teams_paged=sorted({page.team for page in data.result.pages}),
+            audit_id=data.audit.id,
+            action=data.audit.action,
+            model_id=data.audit.model_id,
+            actor=data.audit.actor,
+            seconds=after_page(seen.wall),
+            teams_paged=sorted({page.team for page in data.result.pages}),
         )
         taken.append((action, data))
         if data.audit.action == ActionKind.ACK and data.audit.incident_id in drill_incidents:
@@ -191,25 +204,45 @@ def score(
     used: set[int] = set()
     repeats: list[tuple[TakenAction, str]] = []
     for response in scenario.responses:
-        hits = [(a, d) for a, d in taken if a.audit_id not in used and any(matches(m, d) for m in response.any_of)]
+        hits = [
+            (a, d)
+            for a, d in taken
+            if a.audit_id not in used and any(matches(m, d) for m in response.any_of)
+        ]
         hit = hits[0] if hits else None
         met = late = False
         if hit is not None:
             used.add(hit[0].audit_id)
             if response.once:
                 first = hit[0]
-                repeats += [(again, f"{response.id} was already done ({first.describe()} at {_seconds(first.seconds)}):"
-                                    " one cause, one response; doing it again wakes or moves the same again")
-                            for again, _ in hits[1:]]
+                repeats += [
+                    (
+                        again,
+                        f"{response.id} was already done ({first.describe()} at {_seconds(first.seconds)}):"
+                        " one cause, one response; doing it again wakes or moves the same again",
+                    )
+                    for again, _ in hits[1:]
+                ]
             late = hit[0].seconds is not None and hit[0].seconds > response.within
             met = hit[0].seconds is not None and not late
-        results.append(ResponseResult(
-            id=response.id, description=response.description, expected=[m.describe() for m in response.any_of],
-            within=response.within, met=met, late=late, by=None if hit is None else hit[0],
-        ))
+        results.append(
+            ResponseResult(
+                id=response.id,
+                description=response.description,
+                expected=[m.describe() for m in response.any_of],
+                within=response.within,
+                met=met,
+                late=late,
+                by=None if hit is None else hit[0],
+            )
+        )
     mitigations = [
-        result.by.seconds for result, response in zip(results, scenario.responses)
-        if response.mitigation and result.met and result.by is not None and result.by.seconds is not None
+        result.by.seconds
+        for result, response in zip(results, scenario.responses)
+        if response.mitigation
+        and result.met
+        and result.by is not None
+        and result.by.seconds is not None
     ]
     first_mitigation = min(mitigations) if mitigations else None
 
@@ -225,49 +258,84 @@ def score(
         elif action.audit_id in repeated:
             wrong.append(action.model_copy(update={"why": repeated[action.audit_id]}))
         elif scenario.other_actions == "wrong" and data.audit.action in STATE_CHANGING:
-            wrong.append(action.model_copy(update={"why": scenario.other_actions_why or (
-                "nothing but what the scenario expects was needed here: every other change is one more to undo")}))
+            wrong.append(
+                action.model_copy(
+                    update={
+                        "why": scenario.other_actions_why
+                        or (
+                            "nothing but what the scenario expects was needed here: every other change is one more to undo"
+                        )
+                    }
+                )
+            )
         elif data.audit.action != ActionKind.ACK:  # acks are graded by time to acknowledge
             ungraded.append(action)
     wrong.sort(key=lambda action: action.audit_id)
 
     keys_to_mitigation = None
     if first_mitigation is not None and first_page is not None:
-        keys_to_mitigation = sum(1 for key in keystrokes if key.wall <= first_page + first_mitigation)
+        keys_to_mitigation = sum(
+            1 for key in keystrokes if key.wall <= first_page + first_mitigation
+        )
 
     quiet = _quiet_checks(scenario, events, attention_at_start or {})
     reasons: list[str] = []
     for check in checks:
         if not check.ok:
-            reasons.append(f"the drill did not page on {check.model_id} in time (a scenario or backend problem)")
+            reasons.append(
+                f"the drill did not page on {check.model_id} in time (a scenario or backend problem)"
+            )
     for loud in quiet:
         if not loud.ok:
-            reasons.append(f"the drill made {loud.model_id} {loud.worst} (expected {loud.at_most} at most):"
-                           " a scenario or backend problem")
+            reasons.append(
+                f"the drill made {loud.model_id} {loud.worst} (expected {loud.at_most} at most):"
+                " a scenario or backend problem"
+            )
     if first_page is not None:
         if time_to_ack is None:
             reasons.append("the page was never acknowledged")
         elif time_to_ack > scenario.grading.acknowledge_within:
-            reasons.append(f"acknowledged after {time_to_ack:.1f}s (limit {scenario.grading.acknowledge_within:g}s)")
+            reasons.append(
+                f"acknowledged after {time_to_ack:.1f}s (limit {scenario.grading.acknowledge_within:g}s)"
+            )
     for result in results:
         if result.late:
-            reasons.append(f"{result.id}: done after {result.by.seconds:.1f}s (limit {result.within:g}s)")  # type: ignore[union-attr]
+            reasons.append(
+                f"{result.id}: done after {result.by.seconds:.1f}s (limit {result.within:g}s)"
+            )  # type: ignore[union-attr]
         elif not result.met:
             reasons.append(f"{result.id}: not done ({result.description})")
     for action in wrong:
         reasons.append(f"wrong action: {action.describe()}: {action.why}")
 
     return Scorecard(
-        scenario=name, title=scenario.title, story=scenario.story, fleet=scenario.fleet, seed=scenario.seed,
-        speed=speed, started_at=started_at, duration=round(duration, 3), first_page=first_page,
-        time_to_acknowledge=time_to_ack, acknowledge_within=scenario.grading.acknowledge_within,
-        time_to_first_mitigation=first_mitigation, responses=results, wrong=wrong, ungraded=ungraded,
-        incidents=checks, quiet=quiet, keystrokes=len(keystrokes), keystrokes_to_mitigation=keys_to_mitigation,
-        passed=not reasons, reasons=reasons,
+        scenario=name,
+        title=scenario.title,
+        story=scenario.story,
+        fleet=scenario.fleet,
+        seed=scenario.seed,
+        speed=speed,
+        started_at=started_at,
+        duration=round(duration, 3),
+        first_page=first_page,
+        time_to_acknowledge=time_to_ack,
+        acknowledge_within=scenario.grading.acknowledge_within,
+        time_to_first_mitigation=first_mitigation,
+        responses=results,
+        wrong=wrong,
+        ungraded=ungraded,
+        incidents=checks,
+        quiet=quiet,
+        keystrokes=len(keystrokes),
+        keystrokes_to_mitigation=keys_to_mitigation,
+        passed=not reasons,
+        reasons=reasons,
     )
 
 
-def _quiet_checks(scenario: Scenario, events: list[SeenEvent], at_start: dict[str, Attention]) -> list[QuietCheck]:
+def _quiet_checks(
+    scenario: Scenario, events: list[SeenEvent], at_start: dict[str, Attention]
+) -> list[QuietCheck]:
     worst: dict[str, Attention] = {}
     for model_id, attention in at_start.items():
         worst[model_id] = attention
@@ -282,11 +350,17 @@ def _quiet_checks(scenario: Scenario, events: list[SeenEvent], at_start: dict[st
         loud = seen_worst is not None and seen_worst.rank < _QUIET_RANK[quiet.at_most]
         if quiet.at_most == "ok" and seen_worst is Attention.NO_DATA:
             loud = False  # no data is neither healthy nor violating
-        checks.append(QuietCheck(model_id=quiet.model_id, at_most=quiet.at_most, worst=seen_worst, ok=not loud))
+        checks.append(
+            QuietCheck(
+                model_id=quiet.model_id, at_most=quiet.at_most, worst=seen_worst, ok=not loud
+            )
+        )
     return checks
 
 
-def _incident_joins(events: list[SeenEvent], drill_start: datetime) -> dict[tuple[str, int], tuple[float, datetime]]:
+def _incident_joins(
+    events: list[SeenEvent], drill_start: datetime
+) -> dict[tuple[str, int], tuple[float, datetime]]:
     """(model id, incident id) -> (wall, server time) each model first appeared in an incident opened in the drill."""
     joins: dict[tuple[str, int], tuple[float, datetime]] = {}
     for seen in events:
@@ -308,7 +382,9 @@ def matches(match: ActionMatch, data: ActionEventData) -> bool:
         return False
     if match.model_id is not None and data.audit.model_id != match.model_id:
         return False
-    if match.target is not None and not any(page.target == match.target for page in data.result.pages):
+    if match.target is not None and not any(
+        page.target == match.target for page in data.result.pages
+    ):
         return False
     return match.team is None or any(page.team == match.team for page in data.result.pages)
 
@@ -338,7 +414,11 @@ def to_markdown(card: Scorecard) -> str:
         f"- Time to acknowledge: {_seconds(card.time_to_acknowledge)} (limit {card.acknowledge_within:g}s)",
         f"- Time to first correct mitigation: {_seconds(card.time_to_first_mitigation)}",
         f"- Keystrokes: {card.keystrokes}"
-        + ("" if card.keystrokes_to_mitigation is None else f" ({card.keystrokes_to_mitigation} to the mitigation)"),
+        + (
+            ""
+            if card.keystrokes_to_mitigation is None
+            else f" ({card.keystrokes_to_mitigation} to the mitigation)"
+        ),
         "",
         "## Expected responses",
         "",
@@ -347,27 +427,43 @@ def to_markdown(card: Scorecard) -> str:
     ]
     for result in card.responses:
         outcome = "met" if result.met else ("late" if result.late else "missed")
-        taken = "—" if result.by is None else f"{s(result.by.describe())} at {_seconds(result.by.seconds)}"
-        lines.append(f"| {s(result.id)} | {outcome} (≤ {result.within:g}s) | {taken} | "
-                     f"{'; '.join(s(e) for e in result.expected)} |")
+        taken = (
+            "—"
+            if result.by is None
+            else f"{s(result.by.describe())} at {_seconds(result.by.seconds)}"
+        )
+        lines.append(
+            f"| {s(result.id)} | {outcome} (≤ {result.within:g}s) | {taken} | "
+            f"{'; '.join(s(e) for e in result.expected)} |"
+        )
     lines += ["", "## Wrong actions", ""]
-    lines += [f"- {s(a.describe())} at {_seconds(a.seconds)}: {s(a.why)}" for a in card.wrong] or ["- none"]
+    lines += [f"- {s(a.describe())} at {_seconds(a.seconds)}: {s(a.why)}" for a in card.wrong] or [
+        "- none"
+    ]
     if card.ungraded:
         lines += ["", "## Other actions (not graded)", ""]
         lines += [f"- {s(a.describe())} at {_seconds(a.seconds)}" for a in card.ungraded]
     lines += ["", "## Incidents the drill opened", ""]
     for check in card.incidents:
-        when = "never" if check.opened_after is None else f"after {_hours(check.opened_after)} of scenario time"
-        lines.append(f"- {s(check.model_id)}: {when} (expected by {_hours(check.expected_by)})"
-                     + ("" if check.ok else " — NOT OK"))
+        when = (
+            "never"
+            if check.opened_after is None
+            else f"after {_hours(check.opened_after)} of scenario time"
+        )
+        lines.append(
+            f"- {s(check.model_id)}: {when} (expected by {_hours(check.expected_by)})"
+            + ("" if check.ok else " — NOT OK")
+        )
     if not card.incidents:
         lines.append("- none expected")
     if card.quiet:
         lines += ["", "## Models that had to stay quiet", ""]
         for loud in card.quiet:
             worst = "never changed" if loud.worst is None else f"at worst {loud.worst}"
-            lines.append(f"- {s(loud.model_id)}: {worst} (allowed: {loud.at_most} at most)"
-                         + ("" if loud.ok else " — NOT OK"))
+            lines.append(
+                f"- {s(loud.model_id)}: {worst} (allowed: {loud.at_most} at most)"
+                + ("" if loud.ok else " — NOT OK")
+            )
     if card.reasons:
         lines += ["", "## Why it failed", ""] + [f"- {s(reason)}" for reason in card.reasons]
     lines += ["", "## The story", "", _paragraphs(card.story), ""]
@@ -376,7 +472,9 @@ def to_markdown(card: Scorecard) -> str:
 
 def _paragraphs(text: str) -> str:
     """The story's lines as text, none of them a heading, a list or a rule."""
-    return "\n".join(_BLOCK_START.sub(_escape_block, markdown_text(line)) for line in text.strip().splitlines())
+    return "\n".join(
+        _BLOCK_START.sub(_escape_block, markdown_text(line)) for line in text.strip().splitlines()
+    )
 
 
 def _escape_block(match: re.Match[str]) -> str:

@@ -24,18 +24,25 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 from fleetdesk.domain.bounds import FINITE
-from fleetdesk.settings.local_files import MIB, read_text_file
 from fleetdesk.drills.scenario import MAX_WALL_SECONDS, ScenarioError, ScenarioProblem, _field
-
+from fleetdesk.settings.local_files import MIB, read_text_file
 
 
 class ScriptStep(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, **FINITE)
 
-    at: float = Field(ge=0.0, le=MAX_WALL_SECONDS, description="Wall seconds after the start (or after the first page)")
+    at: float = Field(
+        ge=0.0,
+        le=MAX_WALL_SECONDS,
+        description="Wall seconds after the start (or after the first page)",
+    )
     origin: Literal["start", "page", "previous"] = Field(default="start", alias="from")
-    keys: str | None = Field(default=None, min_length=1, description="Key names separated by spaces")
-    type: str | None = Field(default=None, min_length=1, description="Text typed character by character")
+    keys: str | None = Field(
+        default=None, min_length=1, description="Key names separated by spaces"
+    )
+    type: str | None = Field(
+        default=None, min_length=1, description="Text typed character by character"
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> ScriptStep:
@@ -62,7 +69,9 @@ class KeyScript(RootModel[list[ScriptStep]]):
             if step.at < last.get(step.origin, 0.0):
                 raise ValueError(f"step {index} at {step.at}s comes before an earlier step")
             if step.origin == "start" and "page" in last:
-                raise ValueError(f"step {index}: a step timed from the start cannot follow one timed from the page")
+                raise ValueError(
+                    f"step {index}: a step timed from the start cannot follow one timed from the page"
+                )
             last[step.origin] = step.at
         return self
 
@@ -72,13 +81,29 @@ def load_script(path: Path) -> KeyScript:
     try:
         raw = json.loads(read_text_file(path, MIB))
     except (OSError, UnicodeDecodeError) as error:
-        raise ScenarioError(str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")], "key script") from None
+        raise ScenarioError(
+            str(path),
+            [ScenarioProblem(field="(file)", message=f"cannot read: {error}")],
+            "key script",
+        ) from None
     except json.JSONDecodeError as error:
-        raise ScenarioError(str(path), [ScenarioProblem(
-            field="(file)", message=f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}")], "key script") from None
+        raise ScenarioError(
+            str(path),
+            [
+                ScenarioProblem(
+                    field="(file)",
+                    message=f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}",
+                )
+            ],
+            "key script",
+        ) from None
     try:
         return KeyScript.model_validate(raw)
     except ValidationError as error:
-        problems = [ScenarioProblem(field=_field(tuple(e["loc"])), message=e["msg"].removeprefix("Value error, "))
-                    for e in error.errors(include_url=False)]
+        problems = [
+            ScenarioProblem(
+                field=_field(tuple(e["loc"])), message=e["msg"].removeprefix("Value error, ")
+            )
+            for e in error.errors(include_url=False)
+        ]
         raise ScenarioError(str(path), problems, "key script") from None

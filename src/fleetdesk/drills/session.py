@@ -43,8 +43,15 @@ LOG_PAGE = 500
 class DrillRun:
     """Replay a plan into a backend (with an admin token: it moves the clock and ingests) and grade the response."""
 
-    def __init__(self, scenario: Scenario, name: str, plan: ReplayPlan, url: str, token: SecretStr | None,
-                 speed: float) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        name: str,
+        plan: ReplayPlan,
+        url: str,
+        token: SecretStr | None,
+        speed: float,
+    ) -> None:
         self.scenario = scenario
         self.name = name
         self.plan = plan
@@ -91,7 +98,9 @@ class DrillRun:
             found += (await self._client.incidents(state=state, page=PageRequest(limit=1000))).items
         self.open_at_start = found
         for quiet in self.scenario.quiet:
-            self.attention_at_start[quiet.model_id] = (await self._client.model(quiet.model_id)).attention
+            self.attention_at_start[quiet.model_id] = (
+                await self._client.model(quiet.model_id)
+            ).attention
         self._began = asyncio.get_running_loop().time()
         self.started_at = datetime.now(UTC)
         self.started.set()
@@ -121,14 +130,20 @@ class DrillRun:
 
     async def _replay(self) -> None:
         async def send(tick: Tick) -> None:
-            await self._client.set_clock(tick.end, idempotency_key=f"drill-{self.name}-clock-{tick.index}")
+            await self._client.set_clock(
+                tick.end, idempotency_key=f"drill-{self.name}-clock-{tick.index}"
+            )
             if tick.buckets:
-                await self._client.ingest(list(tick.buckets), idempotency_key=f"drill-{self.name}-tick-{tick.index}")
+                await self._client.ingest(
+                    list(tick.buckets), idempotency_key=f"drill-{self.name}-tick-{tick.index}"
+                )
             self.ticks_sent = tick.index + 1
 
         try:
             await replay(self.plan, send, self.speed, began=self._began)
-        except Exception as error:  # the run goes on and the scorecard says the replay stopped early
+        except (
+            Exception
+        ) as error:  # the run goes on and the scorecard says the replay stopped early
             self.replay_error = error
 
     async def _watch(self) -> None:
@@ -142,7 +157,10 @@ class DrillRun:
             await feed.aclose()
 
     def _follow(self, event: ServerEvent) -> None:
-        if event.type in (EventType.INCIDENT_OPENED, EventType.INCIDENT_UPDATED) and self.paged_at is None:
+        if (
+            event.type in (EventType.INCIDENT_OPENED, EventType.INCIDENT_UPDATED)
+            and self.paged_at is None
+        ):
             # The page is an expected model's incident, as the scorecard counts it (not any incident at all).
             incident = IncidentEventData.model_validate(event.data).incident
             if incident.opened_at >= self.plan.start and self._expected & set(incident.model_ids):
@@ -153,7 +171,9 @@ class DrillRun:
             if data.audit.action == ActionKind.ACK:
                 self._acknowledged = True
             for response in self.scenario.responses:
-                if response.id in self._responses_left and any(matches(m, data) for m in response.any_of):
+                if response.id in self._responses_left and any(
+                    matches(m, data) for m in response.any_of
+                ):
                     self._responses_left.discard(response.id)
         if self._acknowledged and not self._responses_left:
             self.complete.set()
@@ -169,12 +189,16 @@ class DrillRun:
             await self._until(None, min(settle_end, self.scenario.grading.time_limit))
 
     async def _until(self, done: asyncio.Event | None, deadline: float | None = None) -> None:
-        remaining = (deadline if deadline is not None else self.scenario.grading.time_limit) - self.elapsed()
+        remaining = (
+            deadline if deadline is not None else self.scenario.grading.time_limit
+        ) - self.elapsed()
         waits = [asyncio.create_task(self._ending.wait())]
         if done is not None:
             waits.append(asyncio.create_task(done.wait()))
         try:
-            await asyncio.wait(waits, timeout=max(remaining, 0.0), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                waits, timeout=max(remaining, 0.0), return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             for task in waits:
                 task.cancel()
@@ -192,12 +216,22 @@ class DrillRun:
             if len(page.items) < LOG_PAGE:
                 break
             after = page.items[-1].id
-        card = score(self.scenario, self.name, drill_start=self.plan.start, started_at=self.started_at,
-                     speed=self.speed, duration=duration, events=events, keystrokes=self.keystrokes,
-                     open_at_start=[i for i in self.open_at_start if self._expected & set(i.model_ids)],
-                     attention_at_start=self.attention_at_start)
+        card = score(
+            self.scenario,
+            self.name,
+            drill_start=self.plan.start,
+            started_at=self.started_at,
+            speed=self.speed,
+            duration=duration,
+            events=events,
+            keystrokes=self.keystrokes,
+            open_at_start=[i for i in self.open_at_start if self._expected & set(i.model_ids)],
+            attention_at_start=self.attention_at_start,
+        )
         if self.replay_error is not None:
-            reason = f"the replay stopped early after {self.ticks_sent} bucket(s): {self.replay_error}"
+            reason = (
+                f"the replay stopped early after {self.ticks_sent} bucket(s): {self.replay_error}"
+            )
             card = card.model_copy(update={"passed": False, "reasons": [*card.reasons, reason]})
         return card
 

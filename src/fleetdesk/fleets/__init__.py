@@ -12,6 +12,12 @@ from fleetdesk.fleets.files import (
 )
 
 __all__ = [
-    "BUILTIN_FLEETS", "Fleet", "FleetFileError", "build_fleet", "load_fleet", "parse_fleet_file",
-    "resolve_fleet_path", "shift_history",
+    "BUILTIN_FLEETS",
+    "Fleet",
+    "FleetFileError",
+    "build_fleet",
+    "load_fleet",
+    "parse_fleet_file",
+    "resolve_fleet_path",
+    "shift_history",
 ]

@@ -33,7 +33,9 @@ class StabilityReading(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    start: AwareDatetime | None = Field(description="First bucket in the window; None when there is none")
+    start: AwareDatetime | None = Field(
+        description="First bucket in the window; None when there is none"
+    )
     end: AwareDatetime | None
     buckets: int
     calibration: float | None
@@ -47,7 +49,9 @@ class UpstreamModel(BaseModel):
     id: str
     role: Role
     tier: Tier
-    health: Health = Field(description="Health of its latest bucket if that bucket is current, else no data")
+    health: Health = Field(
+        description="Health of its latest bucket if that bucket is current, else no data"
+    )
 
 
 class Explanation(BaseModel):
@@ -69,9 +73,13 @@ class Explanation(BaseModel):
     tier_justification: str
     owner_team: str
     oncall_rotation: str
-    fallback_model_id: str | None = Field(description="The baseline to roll back to; None: escalate")
+    fallback_model_id: str | None = Field(
+        description="The baseline to roll back to; None: escalate"
+    )
     fallback: str
-    fallback_health: TargetHealth | None = Field(default=None, description="The baseline's own health now")
+    fallback_health: TargetHealth | None = Field(
+        default=None, description="The baseline's own health now"
+    )
     holdout_model_id: str | None
     bands: HealthBands
     latest: StabilityReading
@@ -162,17 +170,33 @@ def _target_health(fleet: Fleet, model_id: str, now: datetime) -> TargetHealth:
     bands = fleet.bands_for(model_id)
     buckets = list(fleet.buckets(model_id))
     latest = _reading([b for b in buckets if b.start + fleet.timeline.bucket == now], bands)
-    slo = evaluate([SliceHealth(start=b.start, health=bands.health(b)) for b in buckets], now, fleet.file.slo)
+    slo = evaluate(
+        [SliceHealth(start=b.start, health=bands.health(b)) for b in buckets], now, fleet.file.slo
+    )
     stable = [b.start for b in buckets if bands.health(b) is Health.STABLE]
     since = None
     if latest.health is not Health.STABLE:
-        since = stable[-1] + fleet.timeline.bucket if stable else (buckets[0].start if buckets else None)
+        since = (
+            stable[-1] + fleet.timeline.bucket
+            if stable
+            else (buckets[0].start if buckets else None)
+        )
     neighbour = Neighbour(
-        model=model, live=LiveState(serving_model_id=model.id, traffic_share=model.traffic_share,
-                                    launch_phase=model.launch_phase),
-        health=latest.health, attention=attention_for(latest.health, {a.severity for a in slo.alerts}),
-        calibration=latest.calibration, normalized_entropy=latest.normalized_entropy, bands=bands,
-        alerts=tuple(a.rule for a in slo.alerts), budget_remaining=slo.budget_remaining, since=since)
+        model=model,
+        live=LiveState(
+            serving_model_id=model.id,
+            traffic_share=model.traffic_share,
+            launch_phase=model.launch_phase,
+        ),
+        health=latest.health,
+        attention=attention_for(latest.health, {a.severity for a in slo.alerts}),
+        calibration=latest.calibration,
+        normalized_entropy=latest.normalized_entropy,
+        bands=bands,
+        alerts=tuple(a.rule for a in slo.alerts),
+        budget_remaining=slo.budget_remaining,
+        since=since,
+    )
     return playbook.target_health(neighbour, "baseline", now)
 
 
@@ -189,7 +213,9 @@ def duration(span: timedelta) -> str:
     minutes = int(span.total_seconds() // 60)
     days, minutes = divmod(minutes, 24 * 60)
     hours, minutes = divmod(minutes, 60)
-    text = "".join(f"{value}{unit}" for value, unit in ((days, "d"), (hours, "h"), (minutes, "m")) if value)
+    text = "".join(
+        f"{value}{unit}" for value, unit in ((days, "d"), (hours, "h"), (minutes, "m")) if value
+    )
     return text or "0m"
 
 
@@ -256,9 +282,11 @@ def summarize(e: Explanation) -> str:
     sentences = [
         f"{e.model_id} is a {e.tier} {_role_phrase(e)} for {e.type_description}.",
         e.purpose.rstrip(".") + ".",
-        f"{e.tier} because: {e.tier_justification.rstrip('.')}." if e.tier_justification.strip()
+        f"{e.tier} because: {e.tier_justification.rstrip('.')}."
+        if e.tier_justification.strip()
         else f"{e.tier}: low stakes, no business-impact justification required.",
-        f"Safe fallback: {e.fallback}." if e.fallback_health is None or e.fallback_health.healthy
+        f"Safe fallback: {e.fallback}."
+        if e.fallback_health is None or e.fallback_health.healthy
         else f"Fallback: {e.fallback.removeprefix('none: ')} instead of rolling back.",
         f"Now {_now_phrase(e)}; {_slo_phrase(e.slo)}; {_alerts_phrase(e.slo)}.",
         f"Blast radius: {_blast_phrase(e)}.",
@@ -279,13 +307,19 @@ def render_text(e: Explanation) -> str:
     slo = e.slo
     counts = slo.counts
     rates = ", ".join(
-        f"{duration(rate.window)} {'-' if rate.rate is None else f'{rate.rate:.3g}x'}" for rate in slo.burn_rates
+        f"{duration(rate.window)} {'-' if rate.rate is None else f'{rate.rate:.3g}x'}"
+        for rate in slo.burn_rates
     )
-    alerts = "; ".join(
-        f"{a.rule} ({a.severity}): {a.long_burn_rate:.3g}x and {a.short_burn_rate:.3g}x >= {a.threshold:g}x"
-        for a in slo.alerts
-    ) or "none"
-    upstream = "; ".join(f"{up.id} ({up.role}, {up.tier}, {_HEALTH_WORD[up.health]})" for up in e.upstream)
+    alerts = (
+        "; ".join(
+            f"{a.rule} ({a.severity}): {a.long_burn_rate:.3g}x and {a.short_burn_rate:.3g}x >= {a.threshold:g}x"
+            for a in slo.alerts
+        )
+        or "none"
+    )
+    upstream = "; ".join(
+        f"{up.id} ({up.role}, {up.tier}, {_HEALTH_WORD[up.health]})" for up in e.upstream
+    )
     tier_line = f"{e.tier}: {e.tier_justification}" if e.tier_justification.strip() else str(e.tier)
     rows = [
         ("model", e.model_id),
@@ -297,13 +331,26 @@ def render_text(e: Explanation) -> str:
         ("owner", f"{e.owner_team} (on call: {e.oncall_rotation})"),
         ("fallback", e.fallback),
         ("holdout", e.holdout_model_id or "none"),
-        ("bands", f"calibration {bands.calibration_low:g}-{bands.calibration_high:g}, NE <= {bands.ne_max:g}"),
-        ("latest", f"{_utc(e.latest.start)}: {_signals(e.latest)}: {_HEALTH_WORD[e.latest.health]}"),
-        ("last 24h", f"{e.last_24h.buckets} buckets: {_signals(e.last_24h)}: {_HEALTH_WORD[e.last_24h.health]}"),
+        (
+            "bands",
+            f"calibration {bands.calibration_low:g}-{bands.calibration_high:g}, NE <= {bands.ne_max:g}",
+        ),
+        (
+            "latest",
+            f"{_utc(e.latest.start)}: {_signals(e.latest)}: {_HEALTH_WORD[e.latest.health]}",
+        ),
+        (
+            "last 24h",
+            f"{e.last_24h.buckets} buckets: {_signals(e.last_24h)}: {_HEALTH_WORD[e.last_24h.health]}",
+        ),
         (
             "slo",
             f"{_percent(slo.objective)} of {duration(e.slo_slice)} slices good over {duration(slo.window)}: "
-            + (f"budget {_budget(slo.budget_remaining)}" if slo.budget_remaining is not None else "no data")
+            + (
+                f"budget {_budget(slo.budget_remaining)}"
+                if slo.budget_remaining is not None
+                else "no data"
+            )
             + f" ({counts.bad} bad, {counts.good} good, {counts.no_data} no data)",
         ),
         ("burn rates", rates),

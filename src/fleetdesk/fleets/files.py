@@ -15,14 +15,20 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fleetdesk.fleets.unknown_keys import unknown_keys
-from fleetdesk.settings import locations
-from fleetdesk.settings.local_files import MIB, read_text_file
 from fleetdesk.domain.fleet import FleetFile, MetricIncident
 from fleetdesk.domain.registry import Model, Registry, RegistryError
 from fleetdesk.domain.stability import HealthBands, StabilityBucket
-from fleetdesk.domain.synthetic import BucketRow, Timeline, bucket_from_row, incidents_by_model, synthesize_rows
+from fleetdesk.domain.synthetic import (
+    BucketRow,
+    Timeline,
+    bucket_from_row,
+    incidents_by_model,
+    synthesize_rows,
+)
 from fleetdesk.domain.text import sanitize
+from fleetdesk.fleets.unknown_keys import unknown_keys
+from fleetdesk.settings import locations
+from fleetdesk.settings.local_files import MIB, read_text_file
 
 BUILTIN_FLEETS = ("small", "large")
 MAX_FLEET_FILE_BYTES = 256 * MIB
@@ -40,7 +46,9 @@ class FleetFileError(ValueError):
             super().__init__(f"{sanitize(self.source)}: {problems[0]}")
             return
         lines = "\n".join(f"  - {problem}" for problem in problems)
-        super().__init__(f"{sanitize(self.source)}: {len(problems)} problems in fleet file:\n{lines}")
+        super().__init__(
+            f"{sanitize(self.source)}: {len(problems)} problems in fleet file:\n{lines}"
+        )
 
 
 class Fleet:
@@ -73,7 +81,9 @@ class Fleet:
         """One model's buckets as plain rows (no validation per bucket), over its history or ``timeline``."""
         self.model(model_id)
         profile = self.file.history.profiles[model_id]
-        return synthesize_rows(model_id, profile, self._incidents.get(model_id, ()), timeline or self.timeline)
+        return synthesize_rows(
+            model_id, profile, self._incidents.get(model_id, ()), timeline or self.timeline
+        )
 
     def continued_until(self, end: datetime) -> Timeline:
         """The buckets after the history's end up to ``end`` (floored to a bucket), as the same history
@@ -109,11 +119,15 @@ def load_fleet(name_or_path: str, end_at: datetime | None = None) -> Fleet:
         text = read_text_file(path, MAX_FLEET_FILE_BYTES)
     except (OSError, UnicodeDecodeError) as error:
         hint = f" (built-in fleets: {', '.join(BUILTIN_FLEETS)})" if not path.exists() else ""
-        raise FleetFileError(path, [f"cannot read: {sanitize(str(getattr(error, 'strerror', None) or error))}{hint}"]) from None
+        raise FleetFileError(
+            path, [f"cannot read: {sanitize(str(getattr(error, 'strerror', None) or error))}{hint}"]
+        ) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as error:
-        raise FleetFileError(path, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]) from None
+        raise FleetFileError(
+            path, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]
+        ) from None
     file = parse_fleet_file(raw, path)
     if end_at is not None:
         file = shift_history(file, end_at)
@@ -126,8 +140,11 @@ def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
     try:
         file = FleetFile.model_validate(raw)
     except ValidationError as error:
-        problems = [_describe_schema_error(raw, detail) for detail in error.errors(include_url=False)
-                    if detail["type"] != "extra_forbidden"]  # reported above, with every other unknown key
+        problems = [
+            _describe_schema_error(raw, detail)
+            for detail in error.errors(include_url=False)
+            if detail["type"] != "extra_forbidden"
+        ]  # reported above, with every other unknown key
         raise FleetFileError(source, unknown + problems) from None
     if unknown:
         raise FleetFileError(source, unknown)
@@ -142,7 +159,8 @@ def build_fleet(file: FleetFile, source: Path) -> Fleet:
         registry = Registry(file.models, file.vocabulary)
     except RegistryError as error:
         problems.extend(
-            f"model {_quote(v.model_id)}: {sanitize(v.field)}: {sanitize(v.message)}" for v in error.violations
+            f"model {_quote(v.model_id)}: {sanitize(v.field)}: {sanitize(v.message)}"
+            for v in error.violations
         )
     model_ids = {model.id for model in file.models}
     profiles = file.history.profiles
@@ -178,11 +196,16 @@ def shift_history(file: FleetFile, end_at: datetime) -> FleetFile:
     delta = end - history.end
     incidents = [
         incident.model_copy(
-            update={"start": incident.start + delta, "end": None if incident.end is None else incident.end + delta}
+            update={
+                "start": incident.start + delta,
+                "end": None if incident.end is None else incident.end + delta,
+            }
         )
         for incident in history.incidents
     ]
-    moved = history.model_copy(update={"start": history.start + delta, "end": end, "incidents": incidents})
+    moved = history.model_copy(
+        update={"start": history.start + delta, "end": end, "incidents": incidents}
+    )
     return file.model_copy(update={"history": moved})
 
 
@@ -196,7 +219,10 @@ def _describe_schema_error(raw: Any, detail: dict[str, Any]) -> str:
     loc = list(detail["loc"])
     message = sanitize(detail["msg"])
     value = detail.get("input")
-    if isinstance(value, str | int | float | bool) and detail["type"] not in ("missing", "extra_forbidden"):
+    if isinstance(value, str | int | float | bool) and detail["type"] not in (
+        "missing",
+        "extra_forbidden",
+    ):
         message += f" (got {_quote(value) if isinstance(value, str) else value})"
     where = "fleet"
     if len(loc) >= 2 and loc[0] == "models" and isinstance(loc[1], int):

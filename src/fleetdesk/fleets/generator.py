@@ -82,31 +82,55 @@ SURFACES: dict[str, dict[str, Surface]] = {
     "ig": {
         "feed": Surface("posts", "40% of Instagram ad revenue", 1.0, 0.035),
         "reels": Surface("reels", "25% of Instagram ad revenue", 0.85, 0.06),
-        "stories": Surface("stories", "20% of Instagram ad revenue", 0.7, 0.05,
-                           ("sourcing", "early-stage", "tray")),
+        "stories": Surface(
+            "stories", "20% of Instagram ad revenue", 0.7, 0.05, ("sourcing", "early-stage", "tray")
+        ),
         "explore": Surface("posts", "8% of Instagram ad revenue", 0.45, 0.04),
         "comments": Surface("comments", "15% of Instagram time spent", 0.25, 0.08),
-        "notifications": Surface("notifications", "the return visits of 12% of daily Instagram users", 0.3, 0.12,
-                                 ("sourcing", "late-stage")),
-        "tagging": Surface("people to tag", "3% of Instagram photo engagement", 0.08, 0.2,
-                           ("sourcing", "late-stage")),
+        "notifications": Surface(
+            "notifications",
+            "the return visits of 12% of daily Instagram users",
+            0.3,
+            0.12,
+            ("sourcing", "late-stage"),
+        ),
+        "tagging": Surface(
+            "people to tag",
+            "3% of Instagram photo engagement",
+            0.08,
+            0.2,
+            ("sourcing", "late-stage"),
+        ),
     },
     "fb": {
         "feed": Surface("posts", "45% of Facebook ad revenue", 1.0, 0.03),
         "reels": Surface("reels", "15% of Facebook ad revenue", 0.7, 0.055),
         "video": Surface("videos", "10% of Facebook ad revenue", 0.55, 0.05),
-        "marketplace-search": Surface("listings", "9% of Facebook ad revenue and all Marketplace sales", 0.5, 0.03),
-        "stories": Surface("stories", "8% of Facebook ad revenue", 0.45, 0.045,
-                           ("sourcing", "early-stage", "tray")),
+        "marketplace-search": Surface(
+            "listings", "9% of Facebook ad revenue and all Marketplace sales", 0.5, 0.03
+        ),
+        "stories": Surface(
+            "stories", "8% of Facebook ad revenue", 0.45, 0.045, ("sourcing", "early-stage", "tray")
+        ),
         "groups": Surface("group posts", "5% of Facebook ad revenue", 0.35, 0.05),
         "comments": Surface("comments", "10% of Facebook time spent", 0.2, 0.07),
-        "notifications": Surface("notifications", "the return visits of 9% of daily Facebook users", 0.3, 0.1,
-                                 ("sourcing", "late-stage")),
+        "notifications": Surface(
+            "notifications",
+            "the return visits of 9% of daily Facebook users",
+            0.3,
+            0.1,
+            ("sourcing", "late-stage"),
+        ),
     },
     "th": {
         "feed": Surface("threads", "90% of Threads time spent", 0.3, 0.04),
-        "notifications": Surface("notifications", "the return visits of 20% of daily Threads users", 0.12, 0.1,
-                                 ("sourcing", "late-stage")),
+        "notifications": Surface(
+            "notifications",
+            "the return visits of 20% of daily Threads users",
+            0.12,
+            0.1,
+            ("sourcing", "late-stage"),
+        ),
     },
 }
 
@@ -196,7 +220,12 @@ class Slot:
 
 
 def baseline_tier(importance: float) -> Tier:
-    for tier, floor in ((Tier.TIER0, 0.7), (Tier.TIER1, 0.4), (Tier.TIER2, 0.2), (Tier.TIER3, 0.07)):
+    for tier, floor in (
+        (Tier.TIER0, 0.7),
+        (Tier.TIER1, 0.4),
+        (Tier.TIER2, 0.2),
+        (Tier.TIER3, 0.07),
+    ):
         if importance >= floor:
             return tier
     return Tier.TIER4
@@ -226,7 +255,9 @@ class _Builder:
         updated = min(created + timedelta(hours=self.rng.randrange(1, 24 * 400)), self.start)
         return {"created_at": created, "updated_at": updated}
 
-    def add(self, model: Model, events: float, base_rate: float, ne: float, noisy: bool = False) -> None:
+    def add(
+        self, model: Model, events: float, base_rate: float, ne: float, noisy: bool = False
+    ) -> None:
         rng = self.rng
         positives = max(events * base_rate, 1.0)
         # Relative noise of a rate estimated from n positives is about 1/sqrt(n).
@@ -245,7 +276,9 @@ class _Builder:
         )
 
 
-def generate_fleet(models: int, seed: int, name: str | None = None, end: datetime = DEFAULT_END) -> FleetFile:
+def generate_fleet(
+    models: int, seed: int, name: str | None = None, end: datetime = DEFAULT_END
+) -> FleetFile:
     """A valid fleet of exactly ``models`` models, identical for the same arguments."""
     if models < 4:
         raise ValueError("a generated fleet needs at least 4 models (a foundation and one slot)")
@@ -270,9 +303,11 @@ def generate_fleet(models: int, seed: int, name: str | None = None, end: datetim
     # A holdout lags its baseline by design: judged against a wider band of its own, each as wide as the
     # type's (see domain.bands).
     holdout_bands = {"*": HOLDOUT_BANDS} | {
-        type_string: HealthBands(calibration_low=round(type_bands.calibration_low - 0.02, 6),
-                                 calibration_high=round(type_bands.calibration_high + 0.02, 6),
-                                 ne_max=round(type_bands.ne_max + 0.01, 6))
+        type_string: HealthBands(
+            calibration_low=round(type_bands.calibration_low - 0.02, 6),
+            calibration_high=round(type_bands.calibration_high + 0.02, 6),
+            ne_max=round(type_bands.ne_max + 0.01, 6),
+        )
         for type_string, type_bands in sorted(bands.items())
     }
     return FleetFile(
@@ -286,11 +321,19 @@ def generate_fleet(models: int, seed: int, name: str | None = None, end: datetim
         bands=dict(sorted(bands.items())),
         role_bands={Role.HOLDOUT: holdout_bands},
         # Each app's data pipelines have their own rotation: a shared-cause incident on one surface pages it.
-        pipelines={app: PipelineRotation(team=f"{app}-data-pipelines", rotation=f"{app}-data-pipelines-oncall")
-                   for app in SURFACES},
+        pipelines={
+            app: PipelineRotation(
+                team=f"{app}-data-pipelines", rotation=f"{app}-data-pipelines-oncall"
+            )
+            for app in SURFACES
+        },
         models=builder.models,
         history=MetricHistory(
-            start=builder.start, end=end, bucket=BUCKET, profiles=builder.profiles, incidents=incidents
+            start=builder.start,
+            end=end,
+            bucket=BUCKET,
+            profiles=builder.profiles,
+            incidents=incidents,
         ),
     )
 
@@ -345,7 +388,9 @@ def _slot_models(builder: _Builder, slot: Slot, extra: int) -> list[Model]:
         if slug in used_slugs:
             slug = f"{slug}-{number}"
         used_slugs.add(slug)
-        phase = rng.choices([p for p, _ in EXPERIMENT_PHASES], weights=[w for _, w in EXPERIMENT_PHASES])[0]
+        phase = rng.choices(
+            [p for p, _ in EXPERIMENT_PHASES], weights=[w for _, w in EXPERIMENT_PHASES]
+        )[0]
         experiments.append((f"{slot.type}.x{number}-{slug}", idea, phase))
         shares.append(rng.choice(EXPERIMENT_SHARES))
     if sum(shares) > MAX_EXPERIMENT_TRAFFIC:
@@ -370,7 +415,9 @@ def _slot_models(builder: _Builder, slot: Slot, extra: int) -> list[Model]:
         **builder.stamps(),
     )
     noisy = rng.random() < 0.02
-    builder.add(baseline, volume * baseline_share, info.base_rate, STAGE_NE[slot.position], noisy=noisy)
+    builder.add(
+        baseline, volume * baseline_share, info.base_rate, STAGE_NE[slot.position], noisy=noisy
+    )
     built.append(baseline)
     if holdout_id:
         holdout = Model(
@@ -448,7 +495,11 @@ def _foundations(
             for child in downstream:
                 upstream.setdefault(child, []).append(model_id)
             app_name = VOCABULARY.apps[app]
-            what = "user-interest sequences" if position == "late-stage" else "user and item embeddings"
+            what = (
+                "user-interest sequences"
+                if position == "late-stage"
+                else "user and item embeddings"
+            )
             parents: tuple[str, ...] = ()
             if position == "late-stage":
                 ranking_fm[app] = model_id
@@ -478,7 +529,9 @@ def _foundations(
             builder.add(model, 1_500_000, 0.05, 0.78)
             found.append(_Foundation(model, downstream))
     builder.models = [
-        model.model_copy(update={"upstream_model_ids": tuple(upstream[model.id])}) if model.id in upstream else model
+        model.model_copy(update={"upstream_model_ids": tuple(upstream[model.id])})
+        if model.id in upstream
+        else model
         for model in builder.models
     ]
     return found
@@ -502,47 +555,77 @@ def _incidents(builder: _Builder, foundations: list[_Foundation]) -> list[Metric
     drifting = pick(scaling or by_role[Role.EXPERIMENT], taken)
     if drifting:
         taken.add(drifting.id)
-        incidents.append(MetricIncident(
-            model_id=drifting.id, kind=IncidentKind.CALIBRATION_DRIFT, start=end - timedelta(hours=9),
-            magnitude=1.35,
-            story="Experiment over-predicts more every hour after a feature pipeline change: roll back to baseline.",
-        ))
+        incidents.append(
+            MetricIncident(
+                model_id=drifting.id,
+                kind=IncidentKind.CALIBRATION_DRIFT,
+                start=end - timedelta(hours=9),
+                magnitude=1.35,
+                story="Experiment over-predicts more every hour after a feature pipeline change: roll back to baseline.",
+            )
+        )
     biggest = max(foundations, key=lambda f: len(f.downstream), default=None)
     if biggest is not None:
         taken.add(biggest.model.id)
         start = end - timedelta(hours=4)
-        incidents.append(MetricIncident(
-            model_id=biggest.model.id, kind=IncidentKind.NE_REGRESSION, start=start, magnitude=1.25,
-            story="Foundation model published a bad snapshot: its downstream models regress with it.",
-        ))
+        incidents.append(
+            MetricIncident(
+                model_id=biggest.model.id,
+                kind=IncidentKind.NE_REGRESSION,
+                start=start,
+                magnitude=1.25,
+                story="Foundation model published a bad snapshot: its downstream models regress with it.",
+            )
+        )
         by_id = {model.id: model for model in builder.models}
         most_critical = sorted(biggest.downstream, key=lambda m: (by_id[m].tier.rank, m))
         for child in most_critical[:3]:
             taken.add(child)
-            incidents.append(MetricIncident(
-                model_id=child, kind=IncidentKind.NE_REGRESSION, start=start + timedelta(hours=1),
-                magnitude=1.2, story=f"Downstream of {biggest.model.id}: fix the upstream, not this model.",
-            ))
+            incidents.append(
+                MetricIncident(
+                    model_id=child,
+                    kind=IncidentKind.NE_REGRESSION,
+                    start=start + timedelta(hours=1),
+                    magnitude=1.2,
+                    story=f"Downstream of {biggest.model.id}: fix the upstream, not this model.",
+                )
+            )
     stopped = pick(by_role[Role.HOLDOUT] or by_role[Role.BASELINE], taken)
     if stopped:
         taken.add(stopped.id)
-        incidents.append(MetricIncident(
-            model_id=stopped.id, kind=IncidentKind.FEED_STOP, start=end - timedelta(hours=3),
-            story="Logging pipeline stopped: no data is not healthy, and not violating either.",
-        ))
+        incidents.append(
+            MetricIncident(
+                model_id=stopped.id,
+                kind=IncidentKind.FEED_STOP,
+                start=end - timedelta(hours=3),
+                story="Logging pipeline stopped: no data is not healthy, and not violating either.",
+            )
+        )
     past = pick(by_role[Role.BASELINE], taken)
     if past:
         taken.add(past.id)
         start = end - timedelta(days=12, hours=5)
-        incidents.append(MetricIncident(
-            model_id=past.id, kind=IncidentKind.NE_REGRESSION, start=start, end=start + timedelta(hours=4),
-            magnitude=1.3, story="A resolved four-hour regression twelve days ago still weighs on the error budget.",
-        ))
+        incidents.append(
+            MetricIncident(
+                model_id=past.id,
+                kind=IncidentKind.NE_REGRESSION,
+                start=start,
+                end=start + timedelta(hours=4),
+                magnitude=1.3,
+                story="A resolved four-hour regression twelve days ago still weighs on the error budget.",
+            )
+        )
     shifted = pick(by_role[Role.BASELINE], taken)
     if shifted:
         start = end - timedelta(days=5)
-        incidents.append(MetricIncident(
-            model_id=shifted.id, kind=IncidentKind.TRAFFIC_SHIFT, start=start, end=start + timedelta(days=1),
-            magnitude=0.4, story="A regional outage cut traffic for a day; the ratios stayed healthy.",
-        ))
+        incidents.append(
+            MetricIncident(
+                model_id=shifted.id,
+                kind=IncidentKind.TRAFFIC_SHIFT,
+                start=start,
+                end=start + timedelta(days=1),
+                magnitude=0.4,
+                story="A regional outage cut traffic for a day; the ratios stayed healthy.",
+            )
+        )
     return incidents

@@ -15,19 +15,29 @@ from typing import Any
 from pydantic import BaseModel
 
 
-def unknown_keys(schema: type[BaseModel], raw: Any, loc: tuple[str | int, ...] = ()) -> Iterator[dict[str, Any]]:
+def unknown_keys(
+    schema: type[BaseModel], raw: Any, loc: tuple[str | int, ...] = ()
+) -> Iterator[dict[str, Any]]:
     """Each key in ``raw`` that ``schema`` (and the models inside it) does not know, as a pydantic-style error."""
     if not isinstance(raw, dict):
         return
     known: dict[str, Any] = {}
     for name, field in schema.model_fields.items():
-        for key in (name, field.alias, field.validation_alias if isinstance(field.validation_alias, str) else None):
+        for key in (
+            name,
+            field.alias,
+            field.validation_alias if isinstance(field.validation_alias, str) else None,
+        ):
             if key:
                 known[key] = field.annotation
     for key, value in raw.items():
         if key not in known:
-            yield {"loc": (*loc, key), "msg": "unknown key (misspelled, or not a field here)",
-                   "type": "extra_forbidden", "input": key}
+            yield {
+                "loc": (*loc, key),
+                "msg": "unknown key (misspelled, or not a field here)",
+                "type": "extra_forbidden",
+                "input": key,
+            }
             continue
         yield from _inside(known[key], value, (*loc, key))
 

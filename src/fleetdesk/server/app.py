@@ -18,8 +18,11 @@ from fleetdesk.server.backend import Backend
 # FastAPI gives a request body parameter an alias that pydantic >= 2.12 reports as unused when it builds
 # the body's schema (a known false positive, pydantic/pydantic#12356). Built lazily, that happens on the
 # first request, and the warning would land on whatever terminal the server shares.
-warnings.filterwarnings("ignore", message="The 'alias' attribute with value 'body' was provided to the `Field",
-                        category=UserWarning)
+warnings.filterwarnings(
+    "ignore",
+    message="The 'alias' attribute with value 'body' was provided to the `Field",
+    category=UserWarning,
+)
 from fleetdesk.server.limits import BodyLimitMiddleware
 from fleetdesk.server.prom import RequestMetrics, RequestMetricsMiddleware
 from fleetdesk.server.routes import actions, audit, events, fleet, incidents, ingest, models, system
@@ -66,11 +69,23 @@ def create_app(backend: Backend) -> FastAPI:
     app.state.backend = backend
     app.state.request_metrics = RequestMetrics()
     problems.install(app)
-    for router in (system.router, fleet.router, models.router, actions.router, incidents.router, audit.router,
-                   ingest.router, events.router):
-        app.include_router(router)  # each router carries its full /v1 prefix, so route templates are whole
+    for router in (
+        system.router,
+        fleet.router,
+        models.router,
+        actions.router,
+        incidents.router,
+        audit.router,
+        ingest.router,
+        events.router,
+    ):
+        app.include_router(
+            router
+        )  # each router carries its full /v1 prefix, so route templates are whole
     app.include_router(system.probes)
     openapi.install(app, backend.demo)
     app.add_middleware(BodyLimitMiddleware)
-    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)  # outermost: counts refusals too
+    app.add_middleware(
+        RequestMetricsMiddleware, metrics=app.state.request_metrics
+    )  # outermost: counts refusals too
     return app

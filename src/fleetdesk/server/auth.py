@@ -37,15 +37,20 @@ class Principal:
         return WhoAmI(user=self.user, role=self.role, teams=list(self.teams), demo=self.demo)
 
     def may_act_on(self, team: str) -> bool:
-        return self.role is AccessRole.ADMIN or (self.role is AccessRole.ONCALL and team in self.teams)
+        return self.role is AccessRole.ADMIN or (
+            self.role is AccessRole.ONCALL and team in self.teams
+        )
 
     def require(self, permission: str, allowed: bool, what: str) -> None:
         """403 naming the missing permission unless ``allowed``."""
         if not allowed:
             scope = f" (teams: {', '.join(self.teams)})" if self.teams else ""
-            raise Problem(403, ProblemType.FORBIDDEN,
-                          f"{self.user} ({self.role}{scope}) may not {what}: needs permission {permission}",
-                          missing_permission=permission)
+            raise Problem(
+                403,
+                ProblemType.FORBIDDEN,
+                f"{self.user} ({self.role}{scope}) may not {what}: needs permission {permission}",
+                missing_permission=permission,
+            )
 
     def require_act(self, team: str, what: str) -> None:
         self.require(f"act:{team}", self.may_act_on(team), what)
@@ -58,13 +63,16 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def create_token(store: Store, user: str, role: AccessRole, teams: list[str],
-                 expires_in: timedelta | None = None) -> str:
+def create_token(
+    store: Store, user: str, role: AccessRole, teams: list[str], expires_in: timedelta | None = None
+) -> str:
     """Store a new token (hashed) and return it: the only time it is ever visible."""
     return create_tokens(store, [(user, role, teams, expires_in)])[0]
 
 
-def create_tokens(store: Store, specs: list[tuple[str, AccessRole, list[str], timedelta | None]]) -> list[str]:
+def create_tokens(
+    store: Store, specs: list[tuple[str, AccessRole, list[str], timedelta | None]]
+) -> list[str]:
     """Several tokens in one transaction (user, role, teams, expires_in each)."""
     now = wall_clock()
     tokens = [TOKEN_PREFIX + secrets.token_urlsafe(32) for _ in specs]
@@ -72,8 +80,14 @@ def create_tokens(store: Store, specs: list[tuple[str, AccessRole, list[str], ti
         conn.executemany(
             "INSERT INTO tokens (hash, user, role, teams, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (hash_token(token), user, role.value, json.dumps(sorted(set(teams))), iso(now),
-                 None if expires_in is None else iso(now + expires_in))
+                (
+                    hash_token(token),
+                    user,
+                    role.value,
+                    json.dumps(sorted(set(teams))),
+                    iso(now),
+                    None if expires_in is None else iso(now + expires_in),
+                )
                 for token, (user, role, teams, expires_in) in zip(tokens, specs)
             ],
         )
@@ -84,14 +98,23 @@ def revoke_tokens(store: Store, *, user: str | None = None, token: str | None = 
     """Revoke by user (all of theirs) or by token value; returns how many were revoked."""
     with store.write() as conn:
         if token is not None:
-            cursor = conn.execute("UPDATE tokens SET revoked = 1 WHERE hash = ? AND revoked = 0", (hash_token(token),))
+            cursor = conn.execute(
+                "UPDATE tokens SET revoked = 1 WHERE hash = ? AND revoked = 0", (hash_token(token),)
+            )
         else:
-            cursor = conn.execute("UPDATE tokens SET revoked = 1 WHERE user = ? AND revoked = 0", (user,))
+            cursor = conn.execute(
+                "UPDATE tokens SET revoked = 1 WHERE user = ? AND revoked = 0", (user,)
+            )
         return cursor.rowcount
 
 
 def _unauthenticated(detail: str) -> Problem:
-    return Problem(401, ProblemType.UNAUTHENTICATED, detail, headers={"WWW-Authenticate": 'Bearer realm="fleetdesk"'})
+    return Problem(
+        401,
+        ProblemType.UNAUTHENTICATED,
+        detail,
+        headers={"WWW-Authenticate": 'Bearer realm="fleetdesk"'},
+    )
 
 
 def authenticate(conn: sqlite3.Connection, authorization: str | None, demo: bool) -> Principal:
@@ -99,20 +122,28 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None, demo: bool
     if not authorization:
         if demo:
             return Principal(user=DEMO_USER, role=AccessRole.VIEWER, teams=(), demo=True)
-        raise _unauthenticated("missing bearer token (create one with: fleetdesk token create --role viewer ...)")
+        raise _unauthenticated(
+            "missing bearer token (create one with: fleetdesk token create --role viewer ...)"
+        )
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise _unauthenticated("expected 'Authorization: Bearer <token>'")
-    row = conn.execute("SELECT id, user, role, teams, expires_at, revoked FROM tokens WHERE hash = ?",
-                       (hash_token(token),)).fetchone()
+    row = conn.execute(
+        "SELECT id, user, role, teams, expires_at, revoked FROM tokens WHERE hash = ?",
+        (hash_token(token),),
+    ).fetchone()
     if row is None:
         raise _unauthenticated("unknown token")
     ended = _ended(row)
     if ended is not None:
         raise _unauthenticated(ended)
-    return Principal(user=row["user"], role=AccessRole(row["role"]), teams=tuple(json.loads(row["teams"])),
-                     token_id=row["id"])
+    return Principal(
+        user=row["user"],
+        role=AccessRole(row["role"]),
+        teams=tuple(json.loads(row["teams"])),
+        token_id=row["id"],
+    )
 
 
 def access_ended(conn: sqlite3.Connection, principal: Principal) -> str | None:
@@ -122,7 +153,9 @@ def access_ended(conn: sqlite3.Connection, principal: Principal) -> str | None:
     """
     if principal.token_id is None:
         return None  # demo mode: no token to revoke
-    row = conn.execute("SELECT expires_at, revoked FROM tokens WHERE id = ?", (principal.token_id,)).fetchone()
+    row = conn.execute(
+        "SELECT expires_at, revoked FROM tokens WHERE id = ?", (principal.token_id,)
+    ).fetchone()
     return "token removed" if row is None else _ended(row)
 
 

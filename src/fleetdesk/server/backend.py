@@ -54,9 +54,17 @@ class Backend:
     """Whether the database's disk takes writes (None: not watched)."""
 
     @classmethod
-    def open(cls, db_path: Path | str, fleet: str | None, clock: Clock, *, demo: bool = False,
-             paging: PagingTarget | None = None, metrics: MetricsSource | None = None,
-             progress: SeedProgress | None = None) -> Backend:
+    def open(
+        cls,
+        db_path: Path | str,
+        fleet: str | None,
+        clock: Clock,
+        *,
+        demo: bool = False,
+        paging: PagingTarget | None = None,
+        metrics: MetricsSource | None = None,
+        progress: SeedProgress | None = None,
+    ) -> Backend:
         """Open (migrating) the database; seed it from ``fleet`` when it is new (``progress`` hears how far)."""
         store = Store(db_path)
         store.migrate()
@@ -69,9 +77,17 @@ class Backend:
             count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
             log.info("seeded %s from fleet %s: %d buckets", db_path, fleet, count)
         config = store.fleet_config()
-        backend = cls(store=store, clock=clock, config=config, registry=store.registry(config),
-                      paging=paging or StorePagingTarget(), metrics=metrics or StoreMetricsSource(store), demo=demo,
-                      model_keys=store.model_keys(), storage=StorageWatch(store.path))
+        backend = cls(
+            store=store,
+            clock=clock,
+            config=config,
+            registry=store.registry(config),
+            paging=paging or StorePagingTarget(),
+            metrics=metrics or StoreMetricsSource(store),
+            demo=demo,
+            model_keys=store.model_keys(),
+            storage=StorageWatch(store.path),
+        )
         backend.seeded = seeded
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
@@ -99,23 +115,44 @@ class Backend:
             # The counting runs on a read snapshot so actions are not held up; models a
             # concurrent ingest touched keep the newer state it stored.
             with self.store.read() as conn:
-                advancing = (held is not None and held_at is not None and not force
-                             and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step)
+                advancing = (
+                    held is not None
+                    and held_at is not None
+                    and not force
+                    and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step
+                )
                 if advancing:
                     assert held is not None and held_at is not None
-                    counts = {m: {span: list(v) for span, v in c.items()} for m, c in held.items() if m not in stale}
+                    counts = {
+                        m: {span: list(v) for span, v in c.items()}
+                        for m, c in held.items()
+                        if m not in stale
+                    }
                     slo_board.advance_counts(conn, self.model_keys, counts, held_at, windows)
                     if stale:
-                        counts.update(slo_board.scan_counts(conn, self.model_keys, windows, sorted(stale)))
+                        counts.update(
+                            slo_board.scan_counts(conn, self.model_keys, windows, sorted(stale))
+                        )
                 else:
                     counts = slo_board.scan_counts(conn, self.model_keys, windows)
-                latest, waiting = slo_board.latest_state(conn, self.model_keys, windows, list(self.model_keys))
+                latest, waiting = slo_board.latest_state(
+                    conn, self.model_keys, windows, list(self.model_keys)
+                )
             # A model whose window counts and latest health did not move keeps its stored
             # state (still true now); usually most of the fleet, so most of the work is skipped.
             # One still awaiting its latest bucket keeps it too: its ingest judges it (see slo_board).
             before = held if advancing and held is not None else {}
-            scope = [m for m in self.model_keys if m not in waiting and (
-                m in stale or m not in before or counts[m] != before[m] or latest[m] != held_latest.get(m))]
+            scope = [
+                m
+                for m in self.model_keys
+                if m not in waiting
+                and (
+                    m in stale
+                    or m not in before
+                    or counts[m] != before[m]
+                    or latest[m] != held_latest.get(m)
+                )
+            ]
             assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
             with self.write() as conn:
                 with self._touched_lock:

@@ -31,12 +31,16 @@ class Clock:
         """Move a frozen clock forward (drills replay time this way)."""
         with self._lock:
             if self._frozen_at is None:
-                raise ClockError("the server runs on the real clock; start it with --now to control time")
+                raise ClockError(
+                    "the server runs on the real clock; start it with --now to control time"
+                )
             if moment.tzinfo is None:
                 raise ClockError("time must be timezone-aware")
             moment = moment.astimezone(UTC)
             if moment < self._frozen_at:
-                raise ClockError(f"time only moves forward (server time is {self._frozen_at.isoformat()})")
+                raise ClockError(
+                    f"time only moves forward (server time is {self._frozen_at.isoformat()})"
+                )
             self._frozen_at = moment
             return moment
 

@@ -58,9 +58,17 @@ class EmbeddedServer:
         self.stop()
 
 
-def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, now: datetime | None = None,
-                   paging: PagingTarget | None = None, demo: bool = False, cached: bool = False,
-                   say: Callable[[str], None] | None = None, progress: SeedProgress | None = None) -> EmbeddedServer:
+def start_embedded(
+    fleet: str = "small",
+    db_path: Path | str | None = None,
+    *,
+    now: datetime | None = None,
+    paging: PagingTarget | None = None,
+    demo: bool = False,
+    cached: bool = False,
+    say: Callable[[str], None] | None = None,
+    progress: SeedProgress | None = None,
+) -> EmbeddedServer:
     """Seed (or reuse) a database, start serving on 127.0.0.1:<random>, and mint tokens for each role.
 
     ``now`` freezes the server clock; ``demo`` also serves reads without a token. ``cached`` (with no
@@ -78,7 +86,9 @@ def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, n
 
             after_stop = partial(make_spare, fleet)  # the next start takes it instead of copying
             try:
-                prepare(fleet, db_path, now=clock.now(), say=say, progress=progress, keep_spare=True)
+                prepare(
+                    fleet, db_path, now=clock.now(), say=say, progress=progress, keep_spare=True
+                )
             except BaseException:
                 shutil.rmtree(temp_dir, ignore_errors=True)
                 raise
@@ -88,11 +98,21 @@ def start_embedded(fleet: str = "small", db_path: Path | str | None = None, *, n
     backend = Backend.open(db_path, fleet, clock, paging=paging, demo=demo, progress=progress)
     teams = sorted({model.owner_team for model in backend.registry.models.values()})
     names = ["admin", "oncall", "viewer", *(f"oncall:{team}" for team in teams)]
-    specs = [("admin", AccessRole.ADMIN, [], None), ("oncall", AccessRole.ONCALL, teams, None),
-             ("viewer", AccessRole.VIEWER, [], None),
-             *((f"oncall-{team}", AccessRole.ONCALL, [team], None) for team in teams)]
+    specs = [
+        ("admin", AccessRole.ADMIN, [], None),
+        ("oncall", AccessRole.ONCALL, teams, None),
+        ("viewer", AccessRole.VIEWER, [], None),
+        *((f"oncall-{team}", AccessRole.ONCALL, [team], None) for team in teams),
+    ]
     tokens = dict(zip(names, create_tokens(backend.store, specs)))
     runner = BackgroundServer(backend, bind("127.0.0.1", 0))
     runner.start()
-    return EmbeddedServer(url=runner.url, db_path=db_path, tokens=tokens, backend=backend, _runner=runner,
-                          _temp_dir=temp_dir, _after_stop=after_stop)
+    return EmbeddedServer(
+        url=runner.url,
+        db_path=db_path,
+        tokens=tokens,
+        backend=backend,
+        _runner=runner,
+        _temp_dir=temp_dir,
+        _after_stop=after_stop,
+    )

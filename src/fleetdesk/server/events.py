@@ -14,8 +14,9 @@ from fleetdesk.server.store import iso, parse_iso
 from fleetdesk.wire import EventType, ServerEvent
 
 
-def append_event(conn: sqlite3.Connection, kind: EventType, at: datetime, model_id: str | None,
-                 data: BaseModel) -> int:
+def append_event(
+    conn: sqlite3.Connection, kind: EventType, at: datetime, model_id: str | None, data: BaseModel
+) -> int:
     """Record one event in the current transaction; returns its id (the SSE id)."""
     cursor = conn.execute(
         "INSERT INTO events (type, at, model_id, payload) VALUES (?, ?, ?, ?)",
@@ -26,11 +27,17 @@ def append_event(conn: sqlite3.Connection, kind: EventType, at: datetime, model_
 
 def read_events(conn: sqlite3.Connection, after: int, limit: int) -> list[ServerEvent]:
     rows = conn.execute(
-        "SELECT id, type, at, model_id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+        "SELECT id, type, at, model_id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
+        (after, limit),
     ).fetchall()
     return [
-        ServerEvent(id=row["id"], type=EventType(row["type"]), at=parse_iso(row["at"]), model_id=row["model_id"],
-                    data=json.loads(row["payload"]))
+        ServerEvent(
+            id=row["id"],
+            type=EventType(row["type"]),
+            at=parse_iso(row["at"]),
+            model_id=row["model_id"],
+            data=json.loads(row["payload"]),
+        )
         for row in rows
     ]
 

@@ -40,13 +40,19 @@ class Outcome:
 
 def require_key(value: str | None) -> str:
     if value is None or not value.strip():
-        raise Problem(400, ProblemType.IDEMPOTENCY_KEY_MISSING,
-                      f"this request changes state and needs an {IDEMPOTENCY_HEADER} header"
-                      " (a fresh random value per intent, reused on retries)",
-                      title="Idempotency-Key required")
+        raise Problem(
+            400,
+            ProblemType.IDEMPOTENCY_KEY_MISSING,
+            f"this request changes state and needs an {IDEMPOTENCY_HEADER} header"
+            " (a fresh random value per intent, reused on retries)",
+            title="Idempotency-Key required",
+        )
     if not _KEY.match(value):
-        raise Problem(400, ProblemType.BAD_REQUEST,
-                      f"{IDEMPOTENCY_HEADER} must be 1-200 printable ASCII characters without spaces")
+        raise Problem(
+            400,
+            ProblemType.BAD_REQUEST,
+            f"{IDEMPOTENCY_HEADER} must be 1-200 printable ASCII characters without spaces",
+        )
     return value
 
 
@@ -60,18 +66,28 @@ def run_once(backend: Backend, actor: str, key: str, fingerprint: str, work: Wor
     """Replay the stored outcome for this key, or do ``work`` and store its outcome with the change."""
     after_commit: AfterCommit | None = None
     with backend.write() as conn:
-        row = conn.execute("SELECT request_hash, state, status, body FROM idempotency WHERE actor = ? AND key = ?",
-                           (actor, key)).fetchone()
+        row = conn.execute(
+            "SELECT request_hash, state, status, body FROM idempotency WHERE actor = ? AND key = ?",
+            (actor, key),
+        ).fetchone()
         if row is not None:
             if row["request_hash"] != fingerprint:
-                raise Problem(422, ProblemType.IDEMPOTENCY_KEY_REUSED,
-                              f"{IDEMPOTENCY_HEADER} {key!r} was already used for a different request;"
-                              " use a new key for a new intent", title="Idempotency-Key reused")
+                raise Problem(
+                    422,
+                    ProblemType.IDEMPOTENCY_KEY_REUSED,
+                    f"{IDEMPOTENCY_HEADER} {key!r} was already used for a different request;"
+                    " use a new key for a new intent",
+                    title="Idempotency-Key reused",
+                )
             if row["state"] == "in_progress":
-                raise Problem(409, ProblemType.IDEMPOTENCY_KEY_IN_PROGRESS,
-                              f"the request with {IDEMPOTENCY_HEADER} {key!r} is still being processed;"
-                              " retry shortly to get its result", title="Request in progress",
-                              headers={"Retry-After": "1"})
+                raise Problem(
+                    409,
+                    ProblemType.IDEMPOTENCY_KEY_IN_PROGRESS,
+                    f"the request with {IDEMPOTENCY_HEADER} {key!r} is still being processed;"
+                    " retry shortly to get its result",
+                    title="Request in progress",
+                    headers={"Retry-After": "1"},
+                )
             return Outcome(status=row["status"], body=row["body"], replayed=True)
         status, body, after_commit = work(conn)
         # Without after-commit work the request is done at commit: one fsync, not two.
@@ -87,5 +103,7 @@ def run_once(backend: Backend, actor: str, key: str, fingerprint: str, work: Wor
         after_commit()
     finally:
         with backend.write() as conn:
-            conn.execute("UPDATE idempotency SET state = 'done' WHERE actor = ? AND key = ?", (actor, key))
+            conn.execute(
+                "UPDATE idempotency SET state = 'done' WHERE actor = ? AND key = ?", (actor, key)
+            )
     return Outcome(status=status, body=body, replayed=False)

@@ -18,16 +18,18 @@ import json
 import sqlite3
 from datetime import datetime, timedelta
 
+from fleetdesk.domain.model_type import ModelTypeError
 from fleetdesk.domain.playbook import Recipient, SharedCause
 from fleetdesk.domain.registry import Model, Registry, Role
-from fleetdesk.domain.model_type import ModelTypeError
-from fleetdesk.server.store import FleetConfig, STABLE, from_epoch, epoch, iso, parse_iso
+from fleetdesk.server.store import STABLE, FleetConfig, epoch, from_epoch, iso, parse_iso
 from fleetdesk.wire import Attention, Health, IncidentGroup, IncidentMember
 
 SHARED_NOTE = "shared cause suspected"
 
 
-def trouble_began(conn: sqlite3.Connection, model_id: str, step: int, now: datetime) -> datetime | None:
+def trouble_began(
+    conn: sqlite3.Connection, model_id: str, step: int, now: datetime
+) -> datetime | None:
     """The start of the model's first bucket after its last stable one: when its current trouble began.
 
     None while its latest closed bucket is stable, or when it has no buckets at all.
@@ -36,10 +38,14 @@ def trouble_began(conn: sqlite3.Connection, model_id: str, step: int, now: datet
     if row is None:
         return None
     last_slot = epoch(now) - epoch(now) % step - step
-    stable = conn.execute("SELECT start FROM buckets WHERE model_key = ? AND health = ? ORDER BY start DESC LIMIT 1",
-                          (row["key"], STABLE)).fetchone()
+    stable = conn.execute(
+        "SELECT start FROM buckets WHERE model_key = ? AND health = ? ORDER BY start DESC LIMIT 1",
+        (row["key"], STABLE),
+    ).fetchone()
     if stable is None:
-        first = conn.execute("SELECT min(start) FROM buckets WHERE model_key = ?", (row["key"],)).fetchone()[0]
+        first = conn.execute(
+            "SELECT min(start) FROM buckets WHERE model_key = ?", (row["key"],)
+        ).fetchone()[0]
         return None if first is None else from_epoch(first)
     if stable["start"] >= last_slot:
         return None
@@ -58,18 +64,26 @@ def surface_of(registry: Registry, model: Model) -> tuple[str, str, str] | None:
     return model_type.app, model_type.surface, label
 
 
-def record_origin(conn: sqlite3.Connection, registry: Registry, incident_id: int, model: Model,
-                  began_at: datetime | None) -> None:
+def record_origin(
+    conn: sqlite3.Connection,
+    registry: Registry,
+    incident_id: int,
+    model: Model,
+    began_at: datetime | None,
+) -> None:
     """Remember where a new incident's trouble began (its opening model's surface and first bad bucket)."""
     surface = surface_of(registry, model)
     if surface is None:
         return
-    conn.execute("INSERT INTO incident_origins (incident_id, app, surface, label, began_at) VALUES (?, ?, ?, ?, ?)",
-                 (incident_id, *surface, None if began_at is None else iso(began_at)))
+    conn.execute(
+        "INSERT INTO incident_origins (incident_id, app, surface, label, began_at) VALUES (?, ?, ?, ?, ?)",
+        (incident_id, *surface, None if began_at is None else iso(began_at)),
+    )
 
 
-def find_shared(conn: sqlite3.Connection, registry: Registry, model: Model, began_at: datetime | None,
-                step: int) -> int | None:
+def find_shared(
+    conn: sqlite3.Connection, registry: Registry, model: Model, began_at: datetime | None, step: int
+) -> int | None:
     """The open incident this model's trouble likely shares a cause with: opened on the same app and surface,
     its trouble begun in the same or the next bucket as this model's, and not an upstream model's incident
     (no downstream model joined it). None: nothing to join."""
@@ -91,50 +105,77 @@ def find_shared(conn: sqlite3.Connection, registry: Registry, model: Model, bega
 def mark_shared(conn: sqlite3.Connection, incident_id: int) -> str:
     """Mark an incident as a shared-cause group; returns its surface label."""
     conn.execute("UPDATE incident_origins SET shared = 1 WHERE incident_id = ?", (incident_id,))
-    return conn.execute("SELECT label FROM incident_origins WHERE incident_id = ?", (incident_id,)).fetchone()["label"]
+    return conn.execute(
+        "SELECT label FROM incident_origins WHERE incident_id = ?", (incident_id,)
+    ).fetchone()["label"]
 
 
 def groups(conn: sqlite3.Connection, incident_ids: list[int]) -> dict[int, IncidentGroup]:
     """The shared-cause groups among these incidents, by incident id."""
     found: dict[int, IncidentGroup] = {}
     for start in range(0, len(incident_ids), 500):
-        chunk = incident_ids[start:start + 500]
+        chunk = incident_ids[start : start + 500]
         for row in conn.execute(
             "SELECT o.incident_id, o.app, o.surface, o.label, o.began_at, i.opened_at FROM incident_origins o"
             f" JOIN incidents i ON i.id = o.incident_id WHERE o.shared = 1 AND o.incident_id IN"
-            f" ({','.join('?' * len(chunk))})", chunk,
+            f" ({','.join('?' * len(chunk))})",
+            chunk,
         ):
             found[row["incident_id"]] = IncidentGroup(
-                app=row["app"], surface=row["surface"], label=row["label"],
-                started_at=parse_iso(row["began_at"] or row["opened_at"]), note=SHARED_NOTE)
+                app=row["app"],
+                surface=row["surface"],
+                label=row["label"],
+                started_at=parse_iso(row["began_at"] or row["opened_at"]),
+                note=SHARED_NOTE,
+            )
     return found
 
 
-def members(conn: sqlite3.Connection, registry: Registry, incident_id: int, model_ids: list[str]) -> list[IncidentMember]:
+def members(
+    conn: sqlite3.Connection, registry: Registry, incident_id: int, model_ids: list[str]
+) -> list[IncidentMember]:
     """Every model of the incident with its state now, and when it opened or joined the incident."""
     if not model_ids:
         return []
-    rows = {row["id"]: row for row in conn.execute(
-        f"SELECT id, health, attention, open_incident_id FROM models WHERE id IN ({','.join('?' * len(model_ids))})",
-        model_ids)}
-    joined = {row["model_id"]: parse_iso(row["at"]) for row in conn.execute(
-        "SELECT model_id, min(at) AS at FROM incident_events WHERE incident_id = ? AND kind IN ('opened', 'joined')"
-        " GROUP BY model_id", (incident_id,))}
+    rows = {
+        row["id"]: row
+        for row in conn.execute(
+            f"SELECT id, health, attention, open_incident_id FROM models WHERE id IN ({','.join('?' * len(model_ids))})",
+            model_ids,
+        )
+    }
+    joined = {
+        row["model_id"]: parse_iso(row["at"])
+        for row in conn.execute(
+            "SELECT model_id, min(at) AS at FROM incident_events WHERE incident_id = ? AND kind IN ('opened', 'joined')"
+            " GROUP BY model_id",
+            (incident_id,),
+        )
+    }
     result = []
     for model_id in model_ids:
         model, row = registry.models.get(model_id), rows.get(model_id)
         if model is None or row is None:
             continue
-        result.append(IncidentMember(
-            model_id=model_id, tier=model.tier, role=model.role, stage=registry.vocabulary.stage(
-                registry.vocabulary.parse(model.type)), owner_team=model.owner_team, health=Health(row["health"]),
-            attention=Attention(row["attention"]), joined_at=joined.get(model_id),
-            open=row["open_incident_id"] == incident_id))
+        result.append(
+            IncidentMember(
+                model_id=model_id,
+                tier=model.tier,
+                role=model.role,
+                stage=registry.vocabulary.stage(registry.vocabulary.parse(model.type)),
+                owner_team=model.owner_team,
+                health=Health(row["health"]),
+                attention=Attention(row["attention"]),
+                joined_at=joined.get(model_id),
+                open=row["open_incident_id"] == incident_id,
+            )
+        )
     return result
 
 
-def shared_cause(conn: sqlite3.Connection, registry: Registry, config: FleetConfig,
-                 incident_id: int | None) -> SharedCause | None:
+def shared_cause(
+    conn: sqlite3.Connection, registry: Registry, config: FleetConfig, incident_id: int | None
+) -> SharedCause | None:
     """The playbook's view of a shared-cause incident: its members, their teams and the app's pipeline rotation."""
     if incident_id is None:
         return None
@@ -143,9 +184,21 @@ def shared_cause(conn: sqlite3.Connection, registry: Registry, config: FleetConf
         return None
     row = conn.execute("SELECT model_ids FROM incidents WHERE id = ?", (incident_id,)).fetchone()
     member_ids = tuple(json.loads(row["model_ids"]))
-    teams = tuple(dict.fromkeys(Recipient(m.owner_team, m.oncall_rotation)
-                                for m in (registry.models.get(i) for i in member_ids) if m is not None))
+    teams = tuple(
+        dict.fromkeys(
+            Recipient(m.owner_team, m.oncall_rotation)
+            for m in (registry.models.get(i) for i in member_ids)
+            if m is not None
+        )
+    )
     pipeline = config.pipelines.get(group.app)
-    return SharedCause(incident_id=incident_id, app=group.app, surface=group.surface, label=group.label,
-                       started_at=group.started_at, members=member_ids, teams=teams,
-                       pipeline=Recipient(pipeline.team, pipeline.rotation) if pipeline is not None else None)
+    return SharedCause(
+        incident_id=incident_id,
+        app=group.app,
+        surface=group.surface,
+        label=group.label,
+        started_at=group.started_at,
+        members=member_ids,
+        teams=teams,
+        pipeline=Recipient(pipeline.team, pipeline.rotation) if pipeline is not None else None,
+    )

@@ -49,39 +49,83 @@ def _optional_time(text: str | None) -> datetime | None:
 
 def incident_from_row(row: sqlite3.Row, group: IncidentGroup | None = None) -> Incident:
     model_ids = json.loads(row["model_ids"])
-    cause = IncidentCause.SHARED if group else IncidentCause.UPSTREAM if len(model_ids) > 1 else IncidentCause.OWN
+    cause = (
+        IncidentCause.SHARED
+        if group
+        else IncidentCause.UPSTREAM
+        if len(model_ids) > 1
+        else IncidentCause.OWN
+    )
     return Incident(
-        id=row["id"], model_id=row["model_id"], model_ids=model_ids,
-        state=IncidentState(row["state"]), severity=Severity(row["severity"]), title=row["title"],
-        opened_at=parse_iso(row["opened_at"]), updated_at=parse_iso(row["updated_at"]),
-        acknowledged_at=_optional_time(row["acknowledged_at"]), acknowledged_by=row["acknowledged_by"],
-        resolved_at=_optional_time(row["resolved_at"]), cause=cause, group=group,
+        id=row["id"],
+        model_id=row["model_id"],
+        model_ids=model_ids,
+        state=IncidentState(row["state"]),
+        severity=Severity(row["severity"]),
+        title=row["title"],
+        opened_at=parse_iso(row["opened_at"]),
+        updated_at=parse_iso(row["updated_at"]),
+        acknowledged_at=_optional_time(row["acknowledged_at"]),
+        acknowledged_by=row["acknowledged_by"],
+        resolved_at=_optional_time(row["resolved_at"]),
+        cause=cause,
+        group=group,
     )
 
 
 def get_incident(conn: sqlite3.Connection, incident_id: int) -> Incident | None:
     row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
-    return None if row is None else incident_from_row(row, incident_groups.groups(conn, [incident_id]).get(incident_id))
+    return (
+        None
+        if row is None
+        else incident_from_row(row, incident_groups.groups(conn, [incident_id]).get(incident_id))
+    )
 
 
 def _entry_from_row(row: sqlite3.Row) -> TimelineEntry:
-    return TimelineEntry(id=row["id"], incident_id=row["incident_id"], at=parse_iso(row["at"]), kind=row["kind"],
-                         model_id=row["model_id"], actor=row["actor"], text=row["text"], audit_id=row["audit_id"])
+    return TimelineEntry(
+        id=row["id"],
+        incident_id=row["incident_id"],
+        at=parse_iso(row["at"]),
+        kind=row["kind"],
+        model_id=row["model_id"],
+        actor=row["actor"],
+        text=row["text"],
+        audit_id=row["audit_id"],
+    )
 
 
 def note_from_row(row: sqlite3.Row) -> Note:
-    return Note(id=row["id"], model_id=row["model_id"], incident_id=row["incident_id"], author=row["author"],
-                at=parse_iso(row["at"]), text=row["text"])
+    return Note(
+        id=row["id"],
+        model_id=row["model_id"],
+        incident_id=row["incident_id"],
+        author=row["author"],
+        at=parse_iso(row["at"]),
+        text=row["text"],
+    )
 
 
-def incident_detail(conn: sqlite3.Connection, registry: Registry, incident_id: int) -> IncidentDetail | None:
+def incident_detail(
+    conn: sqlite3.Connection, registry: Registry, incident_id: int
+) -> IncidentDetail | None:
     incident = get_incident(conn, incident_id)
     if incident is None:
         return None
-    timeline = collapse_repeats([_entry_from_row(row) for row in conn.execute(
-        "SELECT * FROM incident_events WHERE incident_id = ? ORDER BY id", (incident_id,))])
-    notes = [note_from_row(row) for row in conn.execute(
-        "SELECT * FROM notes WHERE incident_id = ? ORDER BY id", (incident_id,))]
+    timeline = collapse_repeats(
+        [
+            _entry_from_row(row)
+            for row in conn.execute(
+                "SELECT * FROM incident_events WHERE incident_id = ? ORDER BY id", (incident_id,)
+            )
+        ]
+    )
+    notes = [
+        note_from_row(row)
+        for row in conn.execute(
+            "SELECT * FROM notes WHERE incident_id = ? ORDER BY id", (incident_id,)
+        )
+    ]
     members = incident_groups.members(conn, registry, incident_id, incident.model_ids)
     return IncidentDetail(**incident.model_dump(), timeline=timeline, notes=notes, members=members)
 
@@ -107,8 +151,13 @@ def collapse_repeats(entries: list[TimelineEntry]) -> list[TimelineEntry]:
     return result
 
 
-def list_incidents(conn: sqlite3.Connection, state: IncidentState | None, model_id: str | None,
-                   offset: int, limit: int) -> IncidentPage:
+def list_incidents(
+    conn: sqlite3.Connection,
+    state: IncidentState | None,
+    model_id: str | None,
+    offset: int,
+    limit: int,
+) -> IncidentPage:
     where, params = [], []
     if state is not None:
         where.append("state = ?")
@@ -118,11 +167,17 @@ def list_incidents(conn: sqlite3.Connection, state: IncidentState | None, model_
         params.append(model_id)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     total = conn.execute(f"SELECT count(*) FROM incidents {clause}", params).fetchone()[0]
-    rows = conn.execute(f"SELECT * FROM incidents {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
-                        (*params, limit, offset)).fetchall()
+    rows = conn.execute(
+        f"SELECT * FROM incidents {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
     found = incident_groups.groups(conn, [row["id"] for row in rows])
-    return IncidentPage(items=[incident_from_row(row, found.get(row["id"])) for row in rows], total=total,
-                        offset=offset, limit=limit)
+    return IncidentPage(
+        items=[incident_from_row(row, found.get(row["id"])) for row in rows],
+        total=total,
+        offset=offset,
+        limit=limit,
+    )
 
 
 def open_incident_id(conn: sqlite3.Connection, model_id: str) -> int | None:
@@ -130,8 +185,16 @@ def open_incident_id(conn: sqlite3.Connection, model_id: str) -> int | None:
     return None if row is None else row["open_incident_id"]
 
 
-def add_entry(conn: sqlite3.Connection, incident_id: int, at: datetime, kind: str, model_id: str,
-              actor: str | None, text: str, audit_id: int | None = None) -> TimelineEntry:
+def add_entry(
+    conn: sqlite3.Connection,
+    incident_id: int,
+    at: datetime,
+    kind: str,
+    model_id: str,
+    actor: str | None,
+    text: str,
+    audit_id: int | None = None,
+) -> TimelineEntry:
     """Append to an incident's timeline and bump its updated time."""
     cursor = conn.execute(
         "INSERT INTO incident_events (incident_id, at, kind, model_id, actor, text, audit_id)"
@@ -139,8 +202,16 @@ def add_entry(conn: sqlite3.Connection, incident_id: int, at: datetime, kind: st
         (incident_id, iso(at), kind, model_id, actor, text, audit_id),
     )
     conn.execute("UPDATE incidents SET updated_at = ? WHERE id = ?", (iso(at), incident_id))
-    return TimelineEntry(id=int(cursor.lastrowid or 0), incident_id=incident_id, at=at, kind=kind,
-                         model_id=model_id, actor=actor, text=text, audit_id=audit_id)
+    return TimelineEntry(
+        id=int(cursor.lastrowid or 0),
+        incident_id=incident_id,
+        at=at,
+        kind=kind,
+        model_id=model_id,
+        actor=actor,
+        text=text,
+        audit_id=audit_id,
+    )
 
 
 def announce(conn: sqlite3.Connection, incident_id: int, entry: TimelineEntry, at: datetime) -> int:
@@ -148,39 +219,83 @@ def announce(conn: sqlite3.Connection, incident_id: int, entry: TimelineEntry, a
     incident = get_incident(conn, incident_id)
     assert incident is not None
     kind = EventType.INCIDENT_OPENED if entry.kind == "opened" else EventType.INCIDENT_UPDATED
-    return append_event(conn, kind, at, entry.model_id, IncidentEventData(incident=incident, entry=entry))
+    return append_event(
+        conn, kind, at, entry.model_id, IncidentEventData(incident=incident, entry=entry)
+    )
 
 
-def open_or_join(conn: sqlite3.Connection, registry: Registry, model_id: str, severity: Severity, why: str,
-                 at: datetime, step: int, actor: str | None = None) -> int:
+def open_or_join(
+    conn: sqlite3.Connection,
+    registry: Registry,
+    model_id: str,
+    severity: Severity,
+    why: str,
+    at: datetime,
+    step: int,
+    actor: str | None = None,
+) -> int:
     """The incident this model is now part of: its own, an upstream one it joins, a shared-cause one of its
     surface it joins, or a new one. ``step`` is the bucket length in seconds."""
     current = open_incident_id(conn, model_id)
     if current is not None:
         row = conn.execute("SELECT severity FROM incidents WHERE id = ?", (current,)).fetchone()
         if _SEVERITY_RANK[severity] < _SEVERITY_RANK[Severity(row["severity"])]:
-            conn.execute("UPDATE incidents SET severity = ? WHERE id = ?", (severity.value, current))
-        entry = add_entry(conn, current, at, "alert" if severity is Severity.PAGE else "unstable", model_id, actor, why)
+            conn.execute(
+                "UPDATE incidents SET severity = ? WHERE id = ?", (severity.value, current)
+            )
+        entry = add_entry(
+            conn,
+            current,
+            at,
+            "alert" if severity is Severity.PAGE else "unstable",
+            model_id,
+            actor,
+            why,
+        )
         announce(conn, current, entry, at)
         return current
     for upstream in registry.upstream_chain(model_id):
         upstream_incident = open_incident_id(conn, upstream.id)
         if upstream_incident is None:
             continue
-        return _join(conn, upstream_incident, model_id, severity, at, actor,
-                     f"{model_id} joined (downstream of {upstream.id}): {why}")
+        return _join(
+            conn,
+            upstream_incident,
+            model_id,
+            severity,
+            at,
+            actor,
+            f"{model_id} joined (downstream of {upstream.id}): {why}",
+        )
     model = registry.get(model_id)
     began = incident_groups.trouble_began(conn, model_id, step, at)
     shared = incident_groups.find_shared(conn, registry, model, began, step)
     if shared is not None:
         label = incident_groups.mark_shared(conn, shared)
-        incident_id = _join(conn, shared, model_id, severity, at, actor,
-                            f"{model_id} joined: its trouble began {began:%H:%M}, within a bucket of the others on"
-                            f" {label}, upstream healthy ({severity})")
-        count = len(json.loads(conn.execute("SELECT model_ids FROM incidents WHERE id = ?",
-                                            (incident_id,)).fetchone()["model_ids"]))
-        conn.execute("UPDATE incidents SET title = ? WHERE id = ?",
-                     (f"{label}: {count} models unstable together, {incident_groups.SHARED_NOTE}", incident_id))
+        incident_id = _join(
+            conn,
+            shared,
+            model_id,
+            severity,
+            at,
+            actor,
+            f"{model_id} joined: its trouble began {began:%H:%M}, within a bucket of the others on"
+            f" {label}, upstream healthy ({severity})",
+        )
+        count = len(
+            json.loads(
+                conn.execute(
+                    "SELECT model_ids FROM incidents WHERE id = ?", (incident_id,)
+                ).fetchone()["model_ids"]
+            )
+        )
+        conn.execute(
+            "UPDATE incidents SET title = ? WHERE id = ?",
+            (
+                f"{label}: {count} models unstable together, {incident_groups.SHARED_NOTE}",
+                incident_id,
+            ),
+        )
         return incident_id
     cursor = conn.execute(
         "INSERT INTO incidents (model_id, model_ids, state, severity, title, opened_at, updated_at)"
@@ -195,16 +310,27 @@ def open_or_join(conn: sqlite3.Connection, registry: Registry, model_id: str, se
     return incident_id
 
 
-def _join(conn: sqlite3.Connection, incident_id: int, model_id: str, severity: Severity, at: datetime,
-          actor: str | None, text: str) -> int:
+def _join(
+    conn: sqlite3.Connection,
+    incident_id: int,
+    model_id: str,
+    severity: Severity,
+    at: datetime,
+    actor: str | None,
+    text: str,
+) -> int:
     """Add the model to an open incident (its severity the worse of the two) and say so on the timeline."""
-    row = conn.execute("SELECT model_ids, severity FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    row = conn.execute(
+        "SELECT model_ids, severity FROM incidents WHERE id = ?", (incident_id,)
+    ).fetchone()
     members = json.loads(row["model_ids"])
     if model_id not in members:
         members.append(model_id)
     worst = min(Severity(row["severity"]), severity, key=_SEVERITY_RANK.__getitem__)
-    conn.execute("UPDATE incidents SET model_ids = ?, severity = ? WHERE id = ?",
-                 (dumps(members), worst.value, incident_id))
+    conn.execute(
+        "UPDATE incidents SET model_ids = ?, severity = ? WHERE id = ?",
+        (dumps(members), worst.value, incident_id),
+    )
     conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
     entry = add_entry(conn, incident_id, at, "joined", model_id, actor, text)
     announce(conn, incident_id, entry, at)
@@ -213,7 +339,9 @@ def _join(conn: sqlite3.Connection, incident_id: int, model_id: str, severity: S
 
 def resolve_if_clear(conn: sqlite3.Connection, incident_id: int, at: datetime) -> bool:
     """Resolve the incident when none of its models needs attention any more."""
-    row = conn.execute("SELECT model_ids, state FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    row = conn.execute(
+        "SELECT model_ids, state FROM incidents WHERE id = ?", (incident_id,)
+    ).fetchone()
     if row is None or row["state"] == IncidentState.RESOLVED:
         return False
     members = json.loads(row["model_ids"])
@@ -224,17 +352,31 @@ def resolve_if_clear(conn: sqlite3.Connection, incident_id: int, at: datetime) -
     ).fetchone()[0]
     if troubled:
         return False
-    conn.execute("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE id = ?", (iso(at), incident_id))
-    conn.execute(f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
-                 (*members, incident_id))
-    entry = add_entry(conn, incident_id, at, "resolved", _opened_on(conn, incident_id), None,
-                      "every model in the incident is stable again (or has no data) and no alert fires")
+    conn.execute(
+        "UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE id = ?",
+        (iso(at), incident_id),
+    )
+    conn.execute(
+        f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
+        (*members, incident_id),
+    )
+    entry = add_entry(
+        conn,
+        incident_id,
+        at,
+        "resolved",
+        _opened_on(conn, incident_id),
+        None,
+        "every model in the incident is stable again (or has no data) and no alert fires",
+    )
     announce(conn, incident_id, entry, at)
     return True
 
 
 def _opened_on(conn: sqlite3.Connection, incident_id: int) -> str:
-    return conn.execute("SELECT model_id FROM incidents WHERE id = ?", (incident_id,)).fetchone()["model_id"]
+    return conn.execute("SELECT model_id FROM incidents WHERE id = ?", (incident_id,)).fetchone()[
+        "model_id"
+    ]
 
 
 def acknowledge(conn: sqlite3.Connection, incident_id: int, actor: str, at: datetime) -> None:

@@ -16,7 +16,14 @@ from fleetdesk.server import slo_board
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import HEALTH_BY_CODE, UNSTABLE, bucket_health, count_days, epoch, from_epoch
+from fleetdesk.server.store import (
+    HEALTH_BY_CODE,
+    UNSTABLE,
+    bucket_health,
+    count_days,
+    epoch,
+    from_epoch,
+)
 from fleetdesk.wire import (
     BucketClosedData,
     BucketConflict,
@@ -30,7 +37,9 @@ from fleetdesk.wire import (
 _SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 
 
-def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, now: datetime) -> IngestResult:
+def ingest(
+    conn: sqlite3.Connection, backend: Backend, request: IngestRequest, now: datetime
+) -> IngestResult:
     step = backend.config.bucket_seconds
     now_s = epoch(now)
     errors: list[FieldError] = []
@@ -38,15 +47,28 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         loc: list[str | int] = ["body", "buckets", index]
         start = epoch(bucket.start)
         if bucket.model_id not in backend.registry.models:
-            errors.append(FieldError(loc=[*loc, "model_id"], message=f"unknown model {bucket.model_id!r}"))
+            errors.append(
+                FieldError(loc=[*loc, "model_id"], message=f"unknown model {bucket.model_id!r}")
+            )
         if start % step or bucket.start.microsecond:
-            errors.append(FieldError(loc=[*loc, "start"], message=f"not aligned to the {step}s bucket length"))
+            errors.append(
+                FieldError(loc=[*loc, "start"], message=f"not aligned to the {step}s bucket length")
+            )
         elif start + step > now_s:
-            errors.append(FieldError(loc=[*loc, "start"],
-                                     message=f"bucket has not closed yet (server time {now.isoformat()})"))
+            errors.append(
+                FieldError(
+                    loc=[*loc, "start"],
+                    message=f"bucket has not closed yet (server time {now.isoformat()})",
+                )
+            )
     if errors:
-        raise Problem(422, ProblemType.VALIDATION, f"{len(errors)} invalid bucket(s): {errors[0].message}",
-                      title="Invalid buckets", errors=errors[:100])
+        raise Problem(
+            422,
+            ProblemType.VALIDATION,
+            f"{len(errors)} invalid bucket(s): {errors[0].message}",
+            title="Invalid buckets",
+            errors=errors[:100],
+        )
 
     fresh: dict[tuple[str, int], tuple[float, ...]] = {}
     conflicts: list[BucketConflict] = []
@@ -56,8 +78,10 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         sums = tuple(getattr(bucket, name) for name in _SUMS)
         stored = fresh.get(key)
         if stored is None:
-            row = conn.execute(f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_key = ? AND start = ?",
-                               (backend.model_keys[key[0]], key[1])).fetchone()
+            row = conn.execute(
+                f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_key = ? AND start = ?",
+                (backend.model_keys[key[0]], key[1]),
+            ).fetchone()
             stored = None if row is None else tuple(row)
             if stored is not None:
                 if stored != sums:
@@ -71,9 +95,13 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
         else:
             unchanged += 1
     if conflicts:
-        raise Problem(409, ProblemType.BUCKET_CONFLICT,
-                      f"{len(conflicts)} bucket(s) already stored with different sums; nothing was stored",
-                      title="Bucket conflict", conflicts=conflicts[:100])
+        raise Problem(
+            409,
+            ProblemType.BUCKET_CONFLICT,
+            f"{len(conflicts)} bucket(s) already stored with different sums; nothing was stored",
+            title="Bucket conflict",
+            conflicts=conflicts[:100],
+        )
 
     rows = []
     newest: dict[str, tuple[int, int, tuple[float, ...]]] = {}
@@ -99,33 +127,68 @@ def ingest(conn: sqlite3.Connection, backend: Backend, request: IngestRequest, n
     unstable = []
     for model_id, (start, health, sums) in sorted(newest.items()):
         signals = StabilitySums(**dict(zip(_SUMS, sums)))
-        append_event(conn, EventType.BUCKET_CLOSED, now, model_id, BucketClosedData(
-            model_id=model_id, start=from_epoch(start), health=HEALTH_BY_CODE[health],
-            calibration=signals.calibration, normalized_entropy=signals.normalized_entropy))
+        append_event(
+            conn,
+            EventType.BUCKET_CLOSED,
+            now,
+            model_id,
+            BucketClosedData(
+                model_id=model_id,
+                start=from_epoch(start),
+                health=HEALTH_BY_CODE[health],
+                calibration=signals.calibration,
+                normalized_entropy=signals.normalized_entropy,
+            ),
+        )
         if health == UNSTABLE:
             unstable.append(model_id)
-    slo_board.refresh(conn, backend.config, backend.registry, backend.model_keys, now, newest.keys())
+    slo_board.refresh(
+        conn, backend.config, backend.registry, backend.model_keys, now, newest.keys()
+    )
     backend.touched(newest.keys())
     marks = ",".join("?" * len(unstable))
-    incident_ids = sorted({row[0] for row in conn.execute(
-        f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL", unstable)}
-    ) if unstable else []
-    return IngestResult(accepted=len(rows), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids)
+    incident_ids = (
+        sorted(
+            {
+                row[0]
+                for row in conn.execute(
+                    f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL",
+                    unstable,
+                )
+            }
+        )
+        if unstable
+        else []
+    )
+    return IngestResult(
+        accepted=len(rows), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids
+    )
 
 
-def _refuse_overflowing_totals(conn: sqlite3.Connection, request: IngestRequest, totals: dict[str, list[float]]) -> None:
+def _refuse_overflowing_totals(
+    conn: sqlite3.Connection, request: IngestRequest, totals: dict[str, list[float]]
+) -> None:
     """422 naming the first bucket and field whose model's running total (a /metrics counter) would pass MAX_TOTAL."""
     errors: list[FieldError] = []
     for model_id, added in totals.items():
-        stored = conn.execute(f"SELECT {', '.join(f'total_{name}' for name in _SUMS)} FROM models WHERE id = ?",
-                              (model_id,)).fetchone()
+        stored = conn.execute(
+            f"SELECT {', '.join(f'total_{name}' for name in _SUMS)} FROM models WHERE id = ?",
+            (model_id,),
+        ).fetchone()
         index = next(i for i, bucket in enumerate(request.buckets) if bucket.model_id == model_id)
         errors.extend(
-            FieldError(loc=["body", "buckets", index, name],
-                       message=f"the total {name} of {model_id} would pass {MAX_TOTAL:g}; nothing was stored")
+            FieldError(
+                loc=["body", "buckets", index, name],
+                message=f"the total {name} of {model_id} would pass {MAX_TOTAL:g}; nothing was stored",
+            )
             for name, before, more in zip(_SUMS, stored, added)
             if not before + more <= MAX_TOTAL  # also true when a stored total is already inf or NaN
         )
     if errors:
-        raise Problem(422, ProblemType.VALIDATION, f"{len(errors)} total(s) would overflow: {errors[0].message}",
-                      title="Invalid buckets", errors=errors[:100])
+        raise Problem(
+            422,
+            ProblemType.VALIDATION,
+            f"{len(errors)} total(s) would overflow: {errors[0].message}",
+            title="Invalid buckets",
+            errors=errors[:100],
+        )

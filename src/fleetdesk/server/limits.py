@@ -89,7 +89,12 @@ class BodyLimitMiddleware:
         limit = BODY_LIMITS.get(scope["path"], MAX_BODY_BYTES)
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _refuse(scope, send, 413, f"the request body is {declared} bytes; this route takes at most {limit}")
+            await _refuse(
+                scope,
+                send,
+                413,
+                f"the request body is {declared} bytes; this route takes at most {limit}",
+            )
             return
         loop = asyncio.get_running_loop()
         give_up_at = loop.time() + BODY_TIMEOUT_SECONDS
@@ -105,13 +110,19 @@ class BodyLimitMiddleware:
                 async with asyncio.timeout_at(give_up_at):
                     message = await receive()
             except TimeoutError:
-                refusal = (408, f"the request body did not arrive within {BODY_TIMEOUT_SECONDS:g} s")
+                refusal = (
+                    408,
+                    f"the request body did not arrive within {BODY_TIMEOUT_SECONDS:g} s",
+                )
                 raise _Refused from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 complete = not message.get("more_body", False)
                 if received > limit:
-                    refusal = (413, f"the request body is over {limit} bytes, the most this route takes")
+                    refusal = (
+                        413,
+                        f"the request body is over {limit} bytes, the most this route takes",
+                    )
                     raise _Refused
             return message
 
@@ -145,11 +156,28 @@ def _content_length(scope: Scope) -> int | None:
 
 async def _refuse(scope: Scope, send: Send, status: int, detail: str) -> None:
     # Connection: close, so the rest of a body nobody will read is not waited for on this connection.
-    title, problem = {413: ("Content Too Large", ProblemType.PAYLOAD_TOO_LARGE),
-                      408: ("Request Timeout", ProblemType.REQUEST_TIMEOUT)}[status]
-    body = json.dumps({"type": problem.value, "title": title, "status": status, "detail": detail,
-                       "instance": scope["path"]}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", PROBLEM_CONTENT_TYPE.encode()), (b"connection", b"close"),
-                            (b"content-length", str(len(body)).encode())]})
+    title, problem = {
+        413: ("Content Too Large", ProblemType.PAYLOAD_TOO_LARGE),
+        408: ("Request Timeout", ProblemType.REQUEST_TIMEOUT),
+    }[status]
+    body = json.dumps(
+        {
+            "type": problem.value,
+            "title": title,
+            "status": status,
+            "detail": detail,
+            "instance": scope["path"],
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", PROBLEM_CONTENT_TYPE.encode()),
+                (b"connection", b"close"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -58,10 +58,20 @@ def log_config() -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"sanitized": {"()": SanitizingFormatter, "fmt": "%(levelprefix)s %(message)s",
-                                     "use_colors": False}},
-        "handlers": {"stderr": {"formatter": "sanitized", "class": "logging.StreamHandler",
-                                "stream": "ext://sys.stderr"}},
+        "formatters": {
+            "sanitized": {
+                "()": SanitizingFormatter,
+                "fmt": "%(levelprefix)s %(message)s",
+                "use_colors": False,
+            }
+        },
+        "handlers": {
+            "stderr": {
+                "formatter": "sanitized",
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+            }
+        },
         "loggers": {
             "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
             "uvicorn.error": {"level": "INFO"},

@@ -52,19 +52,34 @@ class StoreMetricsSource(MetricsSource):
         self._store = store
 
     def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
-        rows = self._store.connection().execute(
-            "SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM buckets"
-            " WHERE model_key = (SELECT key FROM models WHERE id = ?) AND start >= ? AND start < ? ORDER BY start",
-            (model_id, epoch(start), epoch(end)),
-        ).fetchall()
-        return valid_buckets(self.name, model_id, (
-            dict(start=from_epoch(row[0]), weight=row[1], label_sum=row[2], prediction_sum=row[3],
-                 cross_entropy_sum=row[4])
-            for row in rows
-        ))
+        rows = (
+            self._store.connection()
+            .execute(
+                "SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM buckets"
+                " WHERE model_key = (SELECT key FROM models WHERE id = ?) AND start >= ? AND start < ? ORDER BY start",
+                (model_id, epoch(start), epoch(end)),
+            )
+            .fetchall()
+        )
+        return valid_buckets(
+            self.name,
+            model_id,
+            (
+                dict(
+                    start=from_epoch(row[0]),
+                    weight=row[1],
+                    label_sum=row[2],
+                    prediction_sum=row[3],
+                    cross_entropy_sum=row[4],
+                )
+                for row in rows
+            ),
+        )
 
 
-def valid_buckets(source: str, model_id: str, candidates: Iterable[dict[str, Any]]) -> list[StabilityBucket]:
+def valid_buckets(
+    source: str, model_id: str, candidates: Iterable[dict[str, Any]]
+) -> list[StabilityBucket]:
     """The candidates that are valid buckets; any other (stored before its sums were bounded, or sent by an
     outside source) is left out, as a missing bucket is, and logged, so one bad row cannot fail a whole chart."""
     buckets = []
@@ -73,6 +88,12 @@ def valid_buckets(source: str, model_id: str, candidates: Iterable[dict[str, Any
             buckets.append(StabilityBucket(**fields))
         except ValidationError as error:
             first = error.errors(include_url=False)[0]
-            log.warning("metrics source %s: left out the bucket of %s at %s: %s: %s", source, sanitize(model_id),
-                        fields.get("start"), ".".join(map(str, first["loc"])), sanitize(first["msg"]))
+            log.warning(
+                "metrics source %s: left out the bucket of %s at %s: %s: %s",
+                source,
+                sanitize(model_id),
+                fields.get("start"),
+                ".".join(map(str, first["loc"])),
+                sanitize(first["msg"]),
+            )
     return buckets

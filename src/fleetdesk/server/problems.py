@@ -33,17 +33,30 @@ _TYPE_BY_STATUS = {
 class Problem(Exception):
     """Raise anywhere in a request to answer with this problem."""
 
-    def __init__(self, status: int, type_: ProblemType, detail: str, *, title: str | None = None,
-                 headers: dict[str, str] | None = None, **extensions: Any) -> None:
+    def __init__(
+        self,
+        status: int,
+        type_: ProblemType,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extensions: Any,
+    ) -> None:
         self.details = ProblemDetails(
-            type=type_.value, title=title or HTTPStatus(status).phrase, status=status, detail=detail, **extensions
+            type=type_.value,
+            title=title or HTTPStatus(status).phrase,
+            status=status,
+            detail=detail,
+            **extensions,
         )
         self.headers = headers or {}
         super().__init__(detail)
 
 
-def problem_response(details: ProblemDetails, instance: str | None = None,
-                     headers: dict[str, str] | None = None) -> JSONResponse:
+def problem_response(
+    details: ProblemDetails, instance: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     if instance is not None and details.instance is None:
         details = details.model_copy(update={"instance": instance})
     return JSONResponse(
@@ -60,10 +73,18 @@ def _disk_full(request: Request) -> JSONResponse:
     storage = request.app.state.backend.storage
     if storage is not None:
         storage.write_found_disk_full()
-    log.error("database disk full on %s %s: the write was not made", request.method, sanitize(request.url.path))
-    details = ProblemDetails(type=ProblemType.STORAGE_FULL.value, title="Insufficient Storage", status=507,
-                             detail="the server's disk is full: nothing was changed; send the same request again"
-                             " (same Idempotency-Key) once space is freed")
+    log.error(
+        "database disk full on %s %s: the write was not made",
+        request.method,
+        sanitize(request.url.path),
+    )
+    details = ProblemDetails(
+        type=ProblemType.STORAGE_FULL.value,
+        title="Insufficient Storage",
+        status=507,
+        detail="the server's disk is full: nothing was changed; send the same request again"
+        " (same Idempotency-Key) once space is freed",
+    )
     return problem_response(details, request.url.path, {"Retry-After": "60"})
 
 
@@ -77,24 +98,34 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, error: StarletteHTTPException) -> JSONResponse:
         status = error.status_code
-        problem_type = _TYPE_BY_STATUS.get(status, ProblemType.BAD_REQUEST if status < 500 else ProblemType.INTERNAL)
+        problem_type = _TYPE_BY_STATUS.get(
+            status, ProblemType.BAD_REQUEST if status < 500 else ProblemType.INTERNAL
+        )
         detail = error.detail if isinstance(error.detail, str) else HTTPStatus(status).phrase
         if status == 404 and detail == "Not Found":
             detail = f"no such resource: {request.url.path}"
-        details = ProblemDetails(type=problem_type.value, title=HTTPStatus(status).phrase, status=status,
-                                 detail=detail)
+        details = ProblemDetails(
+            type=problem_type.value, title=HTTPStatus(status).phrase, status=status, detail=detail
+        )
         return problem_response(details, request.url.path, dict(error.headers or {}))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, error: RequestValidationError) -> JSONResponse:
         errors = [
-            FieldError(loc=[part for part in item.get("loc", ()) if isinstance(part, str | int)],
-                       message=str(item.get("msg", "invalid")))
+            FieldError(
+                loc=[part for part in item.get("loc", ()) if isinstance(part, str | int)],
+                message=str(item.get("msg", "invalid")),
+            )
             for item in error.errors()
         ]
         summary = "; ".join(f"{'.'.join(map(str, e.loc))}: {e.message}" for e in errors[:5])
-        details = ProblemDetails(type=ProblemType.VALIDATION.value, title="Invalid request", status=422,
-                                 detail=summary or "invalid request", errors=errors)
+        details = ProblemDetails(
+            type=ProblemType.VALIDATION.value,
+            title="Invalid request",
+            status=422,
+            detail=summary or "invalid request",
+            errors=errors,
+        )
         return problem_response(details, request.url.path)
 
     @app.exception_handler(sqlite3.OperationalError)
@@ -106,16 +137,29 @@ def install(app: FastAPI) -> None:
         if "locked" not in str(error) and "busy" not in str(error):
             return await _unexpected(request, error)
         log.warning("database busy on %s %s", request.method, sanitize(request.url.path))
-        details = ProblemDetails(type=ProblemType.UNAVAILABLE.value, title="Service Unavailable", status=503,
-                                 detail="the database is busy (locked by another process); retry shortly with"
-                                 " the same Idempotency-Key")
+        details = ProblemDetails(
+            type=ProblemType.UNAVAILABLE.value,
+            title="Service Unavailable",
+            status=503,
+            detail="the database is busy (locked by another process); retry shortly with"
+            " the same Idempotency-Key",
+        )
         return problem_response(details, request.url.path, {"Retry-After": "2"})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, error: Exception) -> JSONResponse:
         # The traceback goes to the server log only; the client learns nothing internal.
-        log.error("unhandled error on %s %s: %s", request.method, sanitize(request.url.path), type(error).__name__,
-                  exc_info=error)
-        details = ProblemDetails(type=ProblemType.INTERNAL.value, title="Internal Server Error", status=500,
-                                 detail="the server failed to handle this request; it has been logged")
+        log.error(
+            "unhandled error on %s %s: %s",
+            request.method,
+            sanitize(request.url.path),
+            type(error).__name__,
+            exc_info=error,
+        )
+        details = ProblemDetails(
+            type=ProblemType.INTERNAL.value,
+            title="Internal Server Error",
+            status=500,
+            detail="the server failed to handle this request; it has been logged",
+        )
         return problem_response(details, request.url.path)

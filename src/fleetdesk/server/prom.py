@@ -38,7 +38,11 @@ def label_value(text: str) -> str:
 
 
 def _labels(**labels: str) -> str:
-    return "{" + ",".join(f'{name}="{escape_label(label_value(value))}"' for name, value in labels.items()) + "}"
+    return (
+        "{"
+        + ",".join(f'{name}="{escape_label(label_value(value))}"' for name, value in labels.items())
+        + "}"
+    )
 
 
 def _number(value: float) -> str:
@@ -60,36 +64,52 @@ class RequestMetrics:
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         with self._lock:
             self._counts[(method, route, str(status))] += 1
-            histogram = self._histograms.setdefault((method, route), [0] * (len(LATENCY_BUCKETS) + 1))
+            histogram = self._histograms.setdefault(
+                (method, route), [0] * (len(LATENCY_BUCKETS) + 1)
+            )
             histogram[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
             self._sums[(method, route)] += seconds
 
     def render(self) -> list[str]:
         with self._lock:
-            lines = ["# HELP fleetdesk_http_requests_total HTTP requests handled.",
-                     "# TYPE fleetdesk_http_requests_total counter"]
+            lines = [
+                "# HELP fleetdesk_http_requests_total HTTP requests handled.",
+                "# TYPE fleetdesk_http_requests_total counter",
+            ]
             for (method, route, status), count in sorted(self._counts.items()):
-                lines.append(f"fleetdesk_http_requests_total{_labels(method=method, route=route, status=status)} {count}")
-            lines += ["# HELP fleetdesk_http_request_duration_seconds HTTP request latency.",
-                      "# TYPE fleetdesk_http_request_duration_seconds histogram"]
+                lines.append(
+                    f"fleetdesk_http_requests_total{_labels(method=method, route=route, status=status)} {count}"
+                )
+            lines += [
+                "# HELP fleetdesk_http_request_duration_seconds HTTP request latency.",
+                "# TYPE fleetdesk_http_request_duration_seconds histogram",
+            ]
             for (method, route), histogram in sorted(self._histograms.items()):
                 cumulative = 0
                 for bound, count in zip((*LATENCY_BUCKETS, float("inf")), histogram):
                     cumulative += count
                     le = "+Inf" if bound == float("inf") else repr(bound)
-                    lines.append("fleetdesk_http_request_duration_seconds_bucket"
-                                 f"{_labels(method=method, route=route, le=le)} {cumulative}")
-                lines.append(f"fleetdesk_http_request_duration_seconds_sum{_labels(method=method, route=route)}"
-                             f" {self._sums[(method, route)]!r}")
-                lines.append(f"fleetdesk_http_request_duration_seconds_count{_labels(method=method, route=route)}"
-                             f" {cumulative}")
+                    lines.append(
+                        "fleetdesk_http_request_duration_seconds_bucket"
+                        f"{_labels(method=method, route=route, le=le)} {cumulative}"
+                    )
+                lines.append(
+                    f"fleetdesk_http_request_duration_seconds_sum{_labels(method=method, route=route)}"
+                    f" {self._sums[(method, route)]!r}"
+                )
+                lines.append(
+                    f"fleetdesk_http_request_duration_seconds_count{_labels(method=method, route=route)}"
+                    f" {cumulative}"
+                )
             return lines
 
 
 class RequestMetricsMiddleware:
     """Pure ASGI middleware (keeps event streams streaming) timing each HTTP request."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], metrics: RequestMetrics) -> None:
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Awaitable[None]], metrics: RequestMetrics
+    ) -> None:
         self.app = app
         self.metrics = metrics
 
@@ -115,18 +135,38 @@ class RequestMetricsMiddleware:
 
 
 _STABILITY = (
-    ("fleetdesk_stability_events_total", "total_weight", "Events (or total weight) in ingested buckets."),
-    ("fleetdesk_stability_label_sum_total", "total_label_sum", "Sum of labels in ingested buckets."),
-    ("fleetdesk_stability_prediction_sum_total", "total_prediction_sum", "Sum of predictions in ingested buckets."),
-    ("fleetdesk_stability_cross_entropy_sum_total", "total_cross_entropy_sum",
-     "Sum of per-event cross-entropy (nats) in ingested buckets."),
+    (
+        "fleetdesk_stability_events_total",
+        "total_weight",
+        "Events (or total weight) in ingested buckets.",
+    ),
+    (
+        "fleetdesk_stability_label_sum_total",
+        "total_label_sum",
+        "Sum of labels in ingested buckets.",
+    ),
+    (
+        "fleetdesk_stability_prediction_sum_total",
+        "total_prediction_sum",
+        "Sum of predictions in ingested buckets.",
+    ),
+    (
+        "fleetdesk_stability_cross_entropy_sum_total",
+        "total_cross_entropy_sum",
+        "Sum of per-event cross-entropy (nats) in ingested buckets.",
+    ),
 )
 
 
 def render(backend: Backend, requests: RequestMetrics) -> str:
-    rows = backend.store.connection().execute(
-        "SELECT id, type, tier, total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum"
-        " FROM models ORDER BY id").fetchall()
+    rows = (
+        backend.store.connection()
+        .execute(
+            "SELECT id, type, tier, total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum"
+            " FROM models ORDER BY id"
+        )
+        .fetchall()
+    )
     lines = requests.render()
     for metric, column, help_text in _STABILITY:
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]

@@ -59,10 +59,17 @@ class _Server(uvicorn.Server):
 
 def make_server(backend: Backend, log_level: str = "warning") -> uvicorn.Server:
     # access_log off: request lines are noise here, and query strings must never reach logs.
-    config = uvicorn.Config(create_app(backend), log_level=log_level, log_config=log_config(), lifespan="on",
-                            access_log=False,
-                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, http=HeadDeadlineProtocol,
-                            h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    config = uvicorn.Config(
+        create_app(backend),
+        log_level=log_level,
+        log_config=log_config(),
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        http=HeadDeadlineProtocol,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
     return _Server(config, backend)
 
 
@@ -76,8 +83,12 @@ class BackgroundServer:
         self._server = make_server(backend)
         # Signal handlers can only be installed from the main thread.
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="fleetdesk-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [sock]},
+            name="fleetdesk-server",
+            daemon=True,
+        )
 
     def start(self, timeout: float = 30.0) -> None:
         self._thread.start()

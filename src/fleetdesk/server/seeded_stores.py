@@ -42,7 +42,9 @@ from fleetdesk.settings import locations
 
 MAX_CONTINUED = timedelta(days=7)
 """A cached history older than this is seeded again rather than continued."""
-_STORE_NAME = re.compile(r"\.?[^/]+-[0-9a-f]{8}-[0-9a-f]{20}(\.spare)?\.sqlite(-wal|-shm|\.\d+\.tmp(-wal|-shm)?)?")
+_STORE_NAME = re.compile(
+    r"\.?[^/]+-[0-9a-f]{8}-[0-9a-f]{20}(\.spare)?\.sqlite(-wal|-shm|\.\d+\.tmp(-wal|-shm)?)?"
+)
 """A cached store or spare, its SQLite side files, or a seed's or copy's temporary file."""
 _RECIPE_MODULES = ("fleetdesk.domain.synthetic", "fleetdesk.fleets.files", "fleetdesk.server.store")
 """The code that decides what a seeded store holds: its source is part of the key."""
@@ -89,11 +91,21 @@ def lock_path(fleet: str) -> Path:
     """The lock file of a fleet's cached stores: named after the file and where it is (two fleet.json in two
     folders are two fleets; their content decides which store of them is current)."""
     source = resolve_fleet_path(fleet)
-    return stores_dir() / f"{source.stem}-{hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:8]}.lock"
+    return (
+        stores_dir()
+        / f"{source.stem}-{hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:8]}.lock"
+    )
 
 
-def prepare(fleet: str, into: Path, *, now: datetime, say: Say | None = None,
-            progress: SeedProgress | None = None, keep_spare: bool = False) -> Prepared:
+def prepare(
+    fleet: str,
+    into: Path,
+    *,
+    now: datetime,
+    say: Say | None = None,
+    progress: SeedProgress | None = None,
+    keep_spare: bool = False,
+) -> Prepared:
     """A store for ``fleet`` whose history ends at ``now`` at ``into``: seeded once, then copied.
 
     A spare copy left by an earlier start is taken instead of copying; ``keep_spare`` makes one at once
@@ -158,8 +170,9 @@ def _continue_copy(path: Path, fleet: str, now: datetime, progress: SeedProgress
         store.close()
 
 
-def _bring_up_to(cached: Path, fleet: str, now: datetime, say: Say,
-                 progress: SeedProgress | None) -> tuple[Outcome, int]:
+def _bring_up_to(
+    cached: Path, fleet: str, now: datetime, say: Say, progress: SeedProgress | None
+) -> tuple[Outcome, int]:
     if cached.exists():
         store = Store(cached)
         try:
@@ -173,15 +186,19 @@ def _bring_up_to(cached: Path, fleet: str, now: datetime, say: Say,
                 return Outcome.CONTINUED, added
         finally:
             store.close()
-        _unlink(cached)  # too old, from the future, or from before history_end was kept: seed it again
+        _unlink(
+            cached
+        )  # too old, from the future, or from before history_end was kept: seed it again
     return Outcome.SEEDED, _seed(cached, fleet, now, say, progress)
 
 
 def _seed(cached: Path, fleet: str, now: datetime, say: Say, progress: SeedProgress | None) -> int:
     temp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
     loaded = load_fleet(fleet, end_at=now)
-    say(f"seeding the store of fleet {loaded.name!r}: {len(loaded.registry.models):,} models, "
-        f"{len(loaded.timeline):,} hours each (kept for the next start)")
+    say(
+        f"seeding the store of fleet {loaded.name!r}: {len(loaded.registry.models):,} models, "
+        f"{len(loaded.timeline):,} hours each (kept for the next start)"
+    )
     store = Store(temp)
     try:
         store.migrate()
@@ -221,7 +238,11 @@ def _remove_leftovers(folder: Path, name: str, keep: set[Path]) -> None:
     """This fleet's stores and spares of other keys, and temporary files of crashed seeds and copies (we hold
     its lock)."""
     for path in folder.iterdir():
-        if _STORE_NAME.fullmatch(path.name) and path.name.lstrip(".").startswith(f"{name}-") and path not in keep:
+        if (
+            _STORE_NAME.fullmatch(path.name)
+            and path.name.lstrip(".").startswith(f"{name}-")
+            and path not in keep
+        ):
             path.unlink(missing_ok=True)
 
 
@@ -240,4 +261,8 @@ def _sync(path: Path) -> None:
 
 def _hours(span: timedelta) -> str:
     hours = span / timedelta(hours=1)
-    return f"{hours:.0f} hour{'s' if round(hours) != 1 else ''}" if hours < 48 else f"{hours / 24:.0f} days"
+    return (
+        f"{hours:.0f} hour{'s' if round(hours) != 1 else ''}"
+        if hours < 48
+        else f"{hours / 24:.0f} days"
+    )

@@ -20,14 +20,21 @@ def situation_of(conn: sqlite3.Connection, backend: Backend, model: Model) -> Si
     """The model, its live state and incident, its baseline, holdout and direct upstream models with their
     health, the experiments it holds out, its incident's shared cause and the pages already sent on it."""
     registry = backend.registry.models
-    related = [m for m in (model.baseline_model_id, model.holdout_model_id, *model.upstream_model_ids) if m]
+    related = [
+        m for m in (model.baseline_model_id, model.holdout_model_id, *model.upstream_model_ids) if m
+    ]
     ids = [model.id, *dict.fromkeys(related)]
-    rows = {row["id"]: row for row in conn.execute(
-        "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
-        " attention, open_incident_id, alerts, budget_remaining,"
-        " (SELECT json_array(weight, label_sum, prediction_sum, cross_entropy_sum) FROM buckets"
-        "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
-        f" FROM models WHERE id IN ({','.join('?' * len(ids))})", ids)}
+    rows = {
+        row["id"]: row
+        for row in conn.execute(
+            "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
+            " attention, open_incident_id, alerts, budget_remaining,"
+            " (SELECT json_array(weight, label_sum, prediction_sum, cross_entropy_sum) FROM buckets"
+            "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
+            f" FROM models WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
     now = backend.clock.now()
     step = backend.config.bucket_seconds
 
@@ -36,35 +43,73 @@ def situation_of(conn: sqlite3.Connection, backend: Backend, model: Model) -> Si
             return None
         row, other = rows[model_id], registry[model_id]
         health, attention = Health(row["health"]), Attention(row["attention"])
-        sums = StabilitySums() if row["last_sums"] is None else StabilitySums.model_construct(
-            **dict(zip(_SUMS, json.loads(row["last_sums"]))))
+        sums = (
+            StabilitySums()
+            if row["last_sums"] is None
+            else StabilitySums.model_construct(**dict(zip(_SUMS, json.loads(row["last_sums"]))))
+        )
         if health is Health.NO_DATA:
             sums = StabilitySums()  # its last bucket is not its latest closed one
         since = None
         if health is not Health.STABLE or attention is Attention.PAGE:
             since = incident_groups.trouble_began(conn, model_id, step, now)
-        return Neighbour(model=other, live=live_state(row), health=health, attention=attention,
-                         open_incident_id=row["open_incident_id"], calibration=sums.calibration,
-                         normalized_entropy=sums.normalized_entropy, bands=backend.config.bands_for(other),
-                         alerts=tuple(json.loads(row["alerts"])), budget_remaining=row["budget_remaining"],
-                         since=since)
+        return Neighbour(
+            model=other,
+            live=live_state(row),
+            health=health,
+            attention=attention,
+            open_incident_id=row["open_incident_id"],
+            calibration=sums.calibration,
+            normalized_entropy=sums.normalized_entropy,
+            bands=backend.config.bands_for(other),
+            alerts=tuple(json.loads(row["alerts"])),
+            budget_remaining=row["budget_remaining"],
+            since=since,
+        )
 
     own = rows[model.id]
     incident_id = own["open_incident_id"]
     acknowledged_by = None
     if incident_id is not None:
-        found = conn.execute("SELECT state, acknowledged_by FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+        found = conn.execute(
+            "SELECT state, acknowledged_by FROM incidents WHERE id = ?", (incident_id,)
+        ).fetchone()
         if found is not None and found["state"] == "acknowledged":
             acknowledged_by = found["acknowledged_by"] or "someone"
     upstream = tuple(n for n in map(neighbour, model.upstream_model_ids) if n is not None)
-    holds_out = tuple(m.id for m in registry.values() if m.holdout_model_id == model.id) \
-        if model.role is Role.HOLDOUT else ()
-    escalations = () if incident_id is None else tuple(
-        PastEscalation(at=parse_iso(row["at"]), actor=row["actor"], team=row["team"], model_id=row["model_id"])
-        for row in conn.execute("SELECT at, actor, team, model_id FROM pages WHERE incident_id = ? ORDER BY id",
-                                (incident_id,)))
-    return Situation(model=model, live=live_state(own), incident_id=incident_id, acknowledged_by=acknowledged_by,
-                     baseline=neighbour(model.baseline_model_id), holdout=neighbour(model.holdout_model_id),
-                     upstream=upstream, holds_out=holds_out,
-                     shared_cause=incident_groups.shared_cause(conn, backend.registry, backend.config, incident_id),
-                     escalations=escalations, as_of=now)
+    holds_out = (
+        tuple(m.id for m in registry.values() if m.holdout_model_id == model.id)
+        if model.role is Role.HOLDOUT
+        else ()
+    )
+    escalations = (
+        ()
+        if incident_id is None
+        else tuple(
+            PastEscalation(
+                at=parse_iso(row["at"]),
+                actor=row["actor"],
+                team=row["team"],
+                model_id=row["model_id"],
+            )
+            for row in conn.execute(
+                "SELECT at, actor, team, model_id FROM pages WHERE incident_id = ? ORDER BY id",
+                (incident_id,),
+            )
+        )
+    )
+    return Situation(
+        model=model,
+        live=live_state(own),
+        incident_id=incident_id,
+        acknowledged_by=acknowledged_by,
+        baseline=neighbour(model.baseline_model_id),
+        holdout=neighbour(model.holdout_model_id),
+        upstream=upstream,
+        holds_out=holds_out,
+        shared_cause=incident_groups.shared_cause(
+            conn, backend.registry, backend.config, incident_id
+        ),
+        escalations=escalations,
+        as_of=now,
+    )

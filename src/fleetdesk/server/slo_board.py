@@ -26,13 +26,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from fleetdesk.domain.attention import Attention, attention_for
 from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.slo import Severity, SliceCounts, burn_rate, status_from_counts
 from fleetdesk.domain.stability import Health
 from fleetdesk.server import incidents
 from fleetdesk.server.events import append_event
 from fleetdesk.server.store import DAY_SECONDS, HEALTH_BY_CODE, FleetConfig, dumps, epoch
-from fleetdesk.domain.attention import Attention, attention_for
 from fleetdesk.wire import EventType, SloChangedData
 
 
@@ -70,9 +70,13 @@ class Windows:
 def windows_at(config: FleetConfig, now: datetime) -> Windows:
     policy = config.slo
     step = config.bucket_seconds
-    every = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)} | {policy.window}
+    every = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)} | {
+        policy.window
+    }
     # A window shorter than a slice still covers the latest closed slice (see domain.slo).
-    return Windows(step=step, now_s=epoch(now), span_of={w: max(int(w.total_seconds()), step) for w in every})
+    return Windows(
+        step=step, now_s=epoch(now), span_of={w: max(int(w.total_seconds()), step) for w in every}
+    )
 
 
 @dataclass(frozen=True)
@@ -88,14 +92,27 @@ class Assessment:
     slo_json: str
 
 
-def refresh(conn: sqlite3.Connection, config: FleetConfig, registry: Registry, keys_by_id: dict[str, int],
-            now: datetime, model_ids: Collection[str] | None = None) -> int:
+def refresh(
+    conn: sqlite3.Connection,
+    config: FleetConfig,
+    registry: Registry,
+    keys_by_id: dict[str, int],
+    now: datetime,
+    model_ids: Collection[str] | None = None,
+) -> int:
     """Recompute and store derived state at ``now`` (inside a write transaction); returns models changed."""
-    return apply(conn, registry, assess(conn, config, keys_by_id, now, model_ids), now, config.bucket_seconds)
+    return apply(
+        conn, registry, assess(conn, config, keys_by_id, now, model_ids), now, config.bucket_seconds
+    )
 
 
-def assess(conn: sqlite3.Connection, config: FleetConfig, keys_by_id: dict[str, int], now: datetime,
-           model_ids: Collection[str] | None = None) -> list[Assessment]:
+def assess(
+    conn: sqlite3.Connection,
+    config: FleetConfig,
+    keys_by_id: dict[str, int],
+    now: datetime,
+    model_ids: Collection[str] | None = None,
+) -> list[Assessment]:
     """Derived state of the given models (all when None) at ``now``, from a scan of their buckets.
 
     Over the whole fleet (a slot close), models still awaiting their latest bucket are left out.
@@ -116,8 +133,12 @@ def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[
     return f" AND model_key IN ({','.join('?' * len(keys)) or 'NULL'})", keys
 
 
-def scan_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
-                model_ids: list[str] | None = None) -> dict[str, Counts]:
+def scan_counts(
+    conn: sqlite3.Connection,
+    keys_by_id: dict[str, int],
+    windows: Windows,
+    model_ids: list[str] | None = None,
+) -> dict[str, Counts]:
     """Window counts recounted from the store (all models when ``model_ids`` is None).
 
     Whole UTC days inside a window come from the per-day counts; only the buckets
@@ -141,7 +162,8 @@ def scan_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: W
             edges = [(low, first_day * DAY_SECONDS - 1), ((last_day + 1) * DAY_SECONDS - 1, high)]
             for key, good, bad, no_data in conn.execute(
                 f"SELECT model_key, sum(good), sum(bad), sum(no_data) FROM health_days"
-                f" WHERE day >= ? AND day <= ?{scope} GROUP BY model_key", [first_day, last_day, *params]
+                f" WHERE day >= ? AND day <= ?{scope} GROUP BY model_key",
+                [first_day, last_day, *params],
             ):
                 counts = result[id_by_key[key]][span]
                 counts[0] += good
@@ -152,14 +174,20 @@ def scan_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: W
                 continue
             for key, health, count in conn.execute(
                 f"SELECT model_key, health, count(*) FROM buckets WHERE start > ? AND start <= ?{scope}"
-                " GROUP BY model_key, health", [after, upto, *params]
+                " GROUP BY model_key, health",
+                [after, upto, *params],
             ):
                 result[id_by_key[key]][span][health] += count
     return result
 
 
-def advance_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], counts: dict[str, Counts],
-                   before: Windows, after: Windows) -> None:
+def advance_counts(
+    conn: sqlite3.Connection,
+    keys_by_id: dict[str, int],
+    counts: dict[str, Counts],
+    before: Windows,
+    after: Windows,
+) -> None:
     """Move window counts to a later moment: add the slices that entered each window, remove those that left.
 
     Touches a handful of buckets per model (point lookups) instead of scanning every window again.
@@ -183,7 +211,8 @@ def advance_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], counts:
     starts = sorted(changes)
     for key, start, health in conn.execute(
         f"SELECT model_key, start, health FROM buckets WHERE model_key IN (SELECT key FROM models)"
-        f" AND start IN ({','.join('?' * len(starts))})", starts,
+        f" AND start IN ({','.join('?' * len(starts))})",
+        starts,
     ):
         model_counts = counts.get(id_by_key[key])
         if model_counts is None:
@@ -192,14 +221,16 @@ def advance_counts(conn: sqlite3.Connection, keys_by_id: dict[str, int], counts:
             model_counts[span][health] += sign
 
 
-def latest_health(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
-                  model_ids: list[str]) -> dict[str, Health]:
+def latest_health(
+    conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows, model_ids: list[str]
+) -> dict[str, Health]:
     """Health of each model's latest closed bucket (one bucket late is tolerated); no data otherwise."""
     return latest_state(conn, keys_by_id, windows, model_ids)[0]
 
 
-def latest_state(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows,
-                 model_ids: list[str]) -> tuple[dict[str, Health], set[str]]:
+def latest_state(
+    conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows, model_ids: list[str]
+) -> tuple[dict[str, Health], set[str]]:
     """``latest_health``, and the models awaiting their latest bucket (the previous one is in, it is not yet)."""
     last = windows.last_slot
     scope, params = _in_scope(keys_by_id, model_ids)
@@ -208,7 +239,8 @@ def latest_state(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: 
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
     found: dict[str, dict[int, int]] = {}
     for key, start, health in conn.execute(
-        f"SELECT model_key, start, health FROM buckets WHERE start IN (?, ?){scope}", [last, last - windows.step, *params]
+        f"SELECT model_key, start, health FROM buckets WHERE start IN (?, ?){scope}",
+        [last, last - windows.step, *params],
     ):
         found.setdefault(id_by_key[key], {})[start] = health
     result = {}
@@ -222,8 +254,14 @@ def latest_state(conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: 
     return result, waiting
 
 
-def assess_from(config: FleetConfig, now: datetime, windows: Windows, counts: dict[str, Counts],
-                latest: dict[str, Health], model_ids: list[str]) -> list[Assessment]:
+def assess_from(
+    config: FleetConfig,
+    now: datetime,
+    windows: Windows,
+    counts: dict[str, Counts],
+    latest: dict[str, Health],
+    model_ids: list[str],
+) -> list[Assessment]:
     policy = config.slo
     rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
     assessments = []
@@ -232,42 +270,79 @@ def assess_from(config: FleetConfig, now: datetime, windows: Windows, counts: di
         full = model_counts[windows.span_of[policy.window]]
         status = status_from_counts(
             SliceCounts(good=full[0], bad=full[1], no_data=full[2]),
-            {w: burn_rate(SliceCounts(good=model_counts[windows.span_of[w]][0],
-                                      bad=model_counts[windows.span_of[w]][1]), policy.objective)
-             for w in rule_windows},
-            now, policy,
+            {
+                w: burn_rate(
+                    SliceCounts(
+                        good=model_counts[windows.span_of[w]][0],
+                        bad=model_counts[windows.span_of[w]][1],
+                    ),
+                    policy.objective,
+                )
+                for w in rule_windows
+            },
+            now,
+            policy,
         )
         rates = {item.window: item.rate for item in status.burn_rates}
-        long_rates = [rate for rule in policy.rules if (rate := rates.get(rule.long_window)) is not None]
+        long_rates = [
+            rate for rule in policy.rules if (rate := rates.get(rule.long_window)) is not None
+        ]
         health = latest[model_id]
-        assessments.append(Assessment(
-            model_id=model_id, health=health,
-            attention=attention_for(health, {alert.severity for alert in status.alerts}),
-            alerts=[alert.rule for alert in status.alerts], budget_remaining=status.budget_remaining,
-            max_burn_rate=max(long_rates) if long_rates else None, slo_json=status.model_dump_json(),
-        ))
+        assessments.append(
+            Assessment(
+                model_id=model_id,
+                health=health,
+                attention=attention_for(health, {alert.severity for alert in status.alerts}),
+                alerts=[alert.rule for alert in status.alerts],
+                budget_remaining=status.budget_remaining,
+                max_burn_rate=max(long_rates) if long_rates else None,
+                slo_json=status.model_dump_json(),
+            )
+        )
     return assessments
 
 
-def apply(conn: sqlite3.Connection, registry: Registry, assessments: list[Assessment], now: datetime,
-          step: int) -> int:
+def apply(
+    conn: sqlite3.Connection,
+    registry: Registry,
+    assessments: list[Assessment],
+    now: datetime,
+    step: int,
+) -> int:
     """Store assessments (write transaction); transitions emit events and open, join or resolve incidents."""
     if not assessments:
         return 0
     previous: dict[str, sqlite3.Row] = {}
     ids = [a.model_id for a in assessments]
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        previous.update((row["id"], row) for row in conn.execute(
-            f"SELECT id, health, attention, alerts FROM models WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        chunk = ids[start : start + 500]
+        previous.update(
+            (row["id"], row)
+            for row in conn.execute(
+                f"SELECT id, health, attention, alerts FROM models WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
     updates = []
     transitions: list[tuple[Assessment, sqlite3.Row]] = []
     for item in assessments:
-        updates.append((item.health.value, item.attention.value, item.attention.rank, item.budget_remaining,
-                        item.max_burn_rate, dumps(item.alerts), item.slo_json, item.model_id))
+        updates.append(
+            (
+                item.health.value,
+                item.attention.value,
+                item.attention.rank,
+                item.budget_remaining,
+                item.max_burn_rate,
+                dumps(item.alerts),
+                item.slo_json,
+                item.model_id,
+            )
+        )
         before = previous[item.model_id]
         if (before["health"], before["attention"], json.loads(before["alerts"])) != (
-            item.health.value, item.attention.value, item.alerts
+            item.health.value,
+            item.attention.value,
+            item.alerts,
         ):
             transitions.append((item, before))
     conn.executemany(
@@ -276,19 +351,50 @@ def apply(conn: sqlite3.Connection, registry: Registry, assessments: list[Assess
         updates,
     )
     # Upstream models first, so their incidents exist when downstream models join.
-    transitions.sort(key=lambda pair: (len(registry.upstream_chain(pair[0].model_id)), pair[0].model_id))
+    transitions.sort(
+        key=lambda pair: (len(registry.upstream_chain(pair[0].model_id)), pair[0].model_id)
+    )
     for item, before in transitions:
-        model_id, health, attention, alert_names = item.model_id, item.health, item.attention, item.alerts
-        append_event(conn, EventType.SLO_CHANGED, now, model_id, SloChangedData(
-            model_id=model_id, health=health, attention=attention, budget_remaining=item.budget_remaining,
-            alerts=alert_names))
+        model_id, health, attention, alert_names = (
+            item.model_id,
+            item.health,
+            item.attention,
+            item.alerts,
+        )
+        append_event(
+            conn,
+            EventType.SLO_CHANGED,
+            now,
+            model_id,
+            SloChangedData(
+                model_id=model_id,
+                health=health,
+                attention=attention,
+                budget_remaining=item.budget_remaining,
+                alerts=alert_names,
+            ),
+        )
         was = Attention(before["attention"])
         if attention is Attention.PAGE and was is not Attention.PAGE:
-            incidents.open_or_join(conn, registry, model_id, Severity.PAGE,
-                                   f"page alert fires ({', '.join(alert_names)})", now, step)
+            incidents.open_or_join(
+                conn,
+                registry,
+                model_id,
+                Severity.PAGE,
+                f"page alert fires ({', '.join(alert_names)})",
+                now,
+                step,
+            )
         elif health is Health.UNSTABLE and before["health"] != Health.UNSTABLE:
-            incidents.open_or_join(conn, registry, model_id, Severity.TICKET,
-                                   "latest bucket unstable (calibration or NE outside its band)", now, step)
+            incidents.open_or_join(
+                conn,
+                registry,
+                model_id,
+                Severity.TICKET,
+                "latest bucket unstable (calibration or NE outside its band)",
+                now,
+                step,
+            )
         elif attention in (Attention.OK, Attention.NO_DATA):
             incident_id = incidents.open_incident_id(conn, model_id)
             if incident_id is not None:

@@ -27,11 +27,10 @@ from pydantic import BaseModel, ConfigDict
 
 from fleetdesk.domain.bands import bands_for
 from fleetdesk.domain.fleet import PipelineRotation
-from fleetdesk.domain.model_type import Vocabulary
-from fleetdesk.domain.registry import Model, Registry, Role
-from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.registry import LaunchPhase
+from fleetdesk.domain.model_type import Vocabulary
+from fleetdesk.domain.registry import LaunchPhase, Model, Registry, Role
+from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
 from fleetdesk.domain.text import sanitize
 
@@ -261,7 +260,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
     (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
     (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
-    (5, "the audit log refuses REPLACE and upserts onto an existing record, not only UPDATE and DELETE", _SCHEMA_V5),
+    (
+        5,
+        "the audit log refuses REPLACE and upserts onto an existing record, not only UPDATE and DELETE",
+        _SCHEMA_V5,
+    ),
     (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
@@ -315,8 +318,13 @@ def from_epoch(seconds: int) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def bucket_health(bands: HealthBands, weight: float, label_sum: float, prediction_sum: float,
-                  cross_entropy_sum: float) -> int:
+def bucket_health(
+    bands: HealthBands,
+    weight: float,
+    label_sum: float,
+    prediction_sum: float,
+    cross_entropy_sum: float,
+) -> int:
     """HealthBands.health on raw sums without building a model (seeding scores ~10⁶ buckets).
 
     Same arithmetic as fleetdesk.domain.stability; tests check they agree bucket for bucket.
@@ -349,8 +357,12 @@ class Store:
     def connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                   timeout=BUSY_TIMEOUT_MS / 1000)
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
@@ -404,18 +416,26 @@ class Store:
         not a database (a directory, another kind of file, a place that cannot be written)."""
         where = sanitize(str(self.path))
         if self.path.exists() and not self.path.is_file():
-            raise StoreError(f"{where}: not a regular file (a fleetdesk database is one SQLite file)")
+            raise StoreError(
+                f"{where}: not a regular file (a fleetdesk database is one SQLite file)"
+            )
         try:
             conn = self.connection()
             found = conn.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as error:  # "file is not a database", "unable to open database file", ...
-            raise StoreError(f"{where}: cannot use it as a fleetdesk database ({sanitize(str(error))})") from None
+        except (
+            sqlite3.DatabaseError
+        ) as error:  # "file is not a database", "unable to open database file", ...
+            raise StoreError(
+                f"{where}: cannot use it as a fleetdesk database ({sanitize(str(error))})"
+            ) from None
         if found > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path}: schema version {found} is newer than this fleetdesk ({SCHEMA_VERSION}); upgrade fleetdesk"
             )
         if found == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise StoreError(f"{self.path}: not a fleetdesk database (tables present, no schema version)")
+            raise StoreError(
+                f"{self.path}: not a fleetdesk database (tables present, no schema version)"
+            )
         for version, _why, sql in MIGRATIONS:
             if version <= found:
                 continue
@@ -423,7 +443,9 @@ class Store:
                 # executescript runs the BEGIN/COMMIT itself; a failure leaves the
                 # transaction open, which we roll back so the version stays put.
                 try:
-                    conn.executescript(f"BEGIN IMMEDIATE;\n{sql}\nPRAGMA user_version = {version};\nCOMMIT;")
+                    conn.executescript(
+                        f"BEGIN IMMEDIATE;\n{sql}\nPRAGMA user_version = {version};\nCOMMIT;"
+                    )
                 except sqlite3.Error:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
@@ -450,14 +472,22 @@ class Store:
 
     def registry(self, config: FleetConfig) -> Registry:
         rows = self.connection().execute("SELECT record FROM models ORDER BY id").fetchall()
-        return Registry((Model.model_validate_json(row["record"]) for row in rows), config.vocabulary)
+        return Registry(
+            (Model.model_validate_json(row["record"]) for row in rows), config.vocabulary
+        )
 
     def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
         """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count."""
         file = fleet.file
         config = FleetConfig(
-            name=file.name, vocabulary=file.vocabulary, default_bands=file.default_bands, bands=file.bands,
-            role_bands=file.role_bands, pipelines=file.pipelines, slo=file.slo, bucket=file.history.bucket,
+            name=file.name,
+            vocabulary=file.vocabulary,
+            default_bands=file.default_bands,
+            bands=file.bands,
+            role_bands=file.role_bands,
+            pipelines=file.pipelines,
+            slo=file.slo,
+            bucket=file.history.bucket,
         )
         vocabulary = file.vocabulary
         model_rows = []
@@ -465,18 +495,38 @@ class Store:
         for key, model in enumerate(fleet.registry.models.values(), start=1):
             keys[model.id] = key
             model_type = vocabulary.parse(model.type)
-            search = " ".join((model.id, model.type, model.owner_team, model.oncall_rotation, model.purpose)).lower()
-            model_rows.append((
-                model.id, key, model.type, model_type.app, model_type.surface, model.tier.value, model.tier.rank,
-                model.role.value, model.owner_team, search, model.model_dump_json(),
-                model.id, model.traffic_share, model.launch_phase.value,
-            ))
+            search = " ".join(
+                (model.id, model.type, model.owner_team, model.oncall_rotation, model.purpose)
+            ).lower()
+            model_rows.append(
+                (
+                    model.id,
+                    key,
+                    model.type,
+                    model_type.app,
+                    model_type.surface,
+                    model.tier.value,
+                    model.tier.rank,
+                    model.role.value,
+                    model.owner_team,
+                    search,
+                    model.model_dump_json(),
+                    model.id,
+                    model.traffic_share,
+                    model.launch_phase.value,
+                )
+            )
         buckets = _Buckets(fleet, config, keys, None, progress)
         with self.write() as conn:
             if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
                 raise StoreError(f"{self.path}: already seeded")
-            conn.execute("INSERT INTO meta (key, value) VALUES ('fleet', ?)", (config.model_dump_json(),))
-            conn.execute("INSERT INTO meta (key, value) VALUES ('history_end', ?)", (iso(fleet.timeline.end),))
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('fleet', ?)", (config.model_dump_json(),)
+            )
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('history_end', ?)",
+                (iso(fleet.timeline.end),),
+            )
             conn.executemany(
                 "INSERT INTO models (id, key, type, app, surface, tier, tier_rank, role, owner_team, search_text,"
                 " record, serving_model_id, traffic_share, launch_phase)"
@@ -484,8 +534,10 @@ class Store:
                 model_rows,
             )
             conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
-            conn.executemany("INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
-                             ((key, day, *counts) for (key, day), counts in buckets.days.items()))
+            conn.executemany(
+                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
+                ((key, day, *counts) for (key, day), counts in buckets.days.items()),
+            )
             conn.executemany(
                 "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
                 " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"
@@ -496,7 +548,9 @@ class Store:
 
     def history_end(self) -> datetime | None:
         """Where the seeded (and since extended) history ends; None for a store seeded before this was kept."""
-        row = self.connection().execute("SELECT value FROM meta WHERE key = 'history_end'").fetchone()
+        row = (
+            self.connection().execute("SELECT value FROM meta WHERE key = 'history_end'").fetchone()
+        )
         return None if row is None else parse_iso(row["value"])
 
     def extend(self, fleet: Fleet, until: datetime, progress: SeedProgress | None = None) -> int:
@@ -515,7 +569,8 @@ class Store:
             conn.executemany(
                 "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
                 " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
-                ((key, day, *counts) for (key, day), counts in buckets.days.items()))
+                ((key, day, *counts) for (key, day), counts in buckets.days.items()),
+            )
             conn.executemany(
                 "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
                 " total_prediction_sum = total_prediction_sum + ?,"
@@ -523,7 +578,9 @@ class Store:
                 " FROM buckets WHERE buckets.model_key = models.key) WHERE id = ?",
                 ((*total, model_id) for model_id, total in buckets.totals.items()),
             )
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'history_end'", (iso(timeline.end),))
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'history_end'", (iso(timeline.end),)
+            )
         return buckets.counted
 
 
@@ -535,9 +592,21 @@ class _Buckets:
     """A fleet's bucket rows as the store keeps them (health scored, per-day counts and totals kept on the
     side), for seeding a store or extending its history."""
 
-    def __init__(self, fleet: Fleet, config: FleetConfig, keys: dict[str, int], timeline: Timeline | None,
-                 progress: SeedProgress | None) -> None:
-        self.fleet, self.config, self.keys, self.timeline, self.progress = fleet, config, keys, timeline, progress
+    def __init__(
+        self,
+        fleet: Fleet,
+        config: FleetConfig,
+        keys: dict[str, int],
+        timeline: Timeline | None,
+        progress: SeedProgress | None,
+    ) -> None:
+        self.fleet, self.config, self.keys, self.timeline, self.progress = (
+            fleet,
+            config,
+            keys,
+            timeline,
+            progress,
+        )
         self.totals: dict[str, list[float]] = {}
         self.days: dict[tuple[int, int], list[int]] = {}
         self.counted = 0
@@ -545,8 +614,14 @@ class _Buckets:
     def rows(self) -> Iterator[tuple]:
         # The hot loop of seeding (~10⁶ rows): bucket_health inlined, epochs cached
         # (the fleet's timeline shares start datetimes between models).
-        fleet, config, keys, days, totals, progress = (self.fleet, self.config, self.keys, self.days, self.totals,
-                                                       self.progress)
+        fleet, config, keys, days, totals, progress = (
+            self.fleet,
+            self.config,
+            self.keys,
+            self.days,
+            self.totals,
+            self.progress,
+        )
         epochs: dict[datetime, int] = {}
         log = math.log
         models = len(fleet.registry.models)
@@ -568,7 +643,9 @@ class _Buckets:
                     rate = label_sum / weight
                     if 0.0 < rate < 1.0:
                         calibration = prediction_sum / label_sum
-                        ne = (cross_entropy_sum / weight) / -(rate * log(rate) + (1.0 - rate) * log(1.0 - rate))
+                        ne = (cross_entropy_sum / weight) / -(
+                            rate * log(rate) + (1.0 - rate) * log(1.0 - rate)
+                        )
                         health = STABLE if low <= calibration <= high and ne <= ne_max else UNSTABLE
                 day = days.get((key, at // DAY_SECONDS))
                 if day is None:
@@ -586,15 +663,27 @@ def count_days(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     conn.executemany(
         "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
         " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
-        ((row[0], row[1] // DAY_SECONDS, int(row[-1] == STABLE), int(row[-1] == UNSTABLE), int(row[-1] == NO_DATA))
-         for row in rows),
+        (
+            (
+                row[0],
+                row[1] // DAY_SECONDS,
+                int(row[-1] == STABLE),
+                int(row[-1] == UNSTABLE),
+                int(row[-1] == NO_DATA),
+            )
+            for row in rows
+        ),
     )
 
 
 def live_state(row: sqlite3.Row) -> LiveState:
-    return LiveState(serving_model_id=row["serving_model_id"], traffic_share=row["traffic_share"],
-                     launch_phase=LaunchPhase(row["launch_phase"]), launch_halted=bool(row["launch_halted"]),
-                     experiment_ended=bool(row["experiment_ended"]))
+    return LiveState(
+        serving_model_id=row["serving_model_id"],
+        traffic_share=row["traffic_share"],
+        launch_phase=LaunchPhase(row["launch_phase"]),
+        launch_halted=bool(row["launch_halted"]),
+        experiment_ended=bool(row["experiment_ended"]),
+    )
 
 
 def dumps(value: object) -> str:

@@ -55,8 +55,13 @@ def model_or_404(backend: Backend, model_id: str) -> Model:
     if model is None:
         suggestions = backend.registry.suggest(model_id)
         hint = f" (did you mean: {', '.join(suggestions)}?)" if suggestions else ""
-        raise Problem(404, ProblemType.NOT_FOUND, f"no model {model_id!r}{hint}", title="Unknown model",
-                      suggestions=suggestions)
+        raise Problem(
+            404,
+            ProblemType.NOT_FOUND,
+            f"no model {model_id!r}{hint}",
+            title="Unknown model",
+            suggestions=suggestions,
+        )
     return model
 
 
@@ -65,10 +70,16 @@ def decoded_type(backend: Backend, model: Model) -> DecodedType:
     model_type = vocabulary.parse(model.type)
     position = vocabulary.positions[model_type.position]
     return DecodedType(
-        type=model.type, app=model_type.app, surface=model_type.surface, position=model_type.position,
-        architecture=model_type.architecture, app_label=vocabulary.apps[model_type.app],
-        surface_label=vocabulary.surfaces[model_type.surface], position_label=position.label,
-        architecture_label=vocabulary.architectures[model_type.architecture], stage=position.stage,
+        type=model.type,
+        app=model_type.app,
+        surface=model_type.surface,
+        position=model_type.position,
+        architecture=model_type.architecture,
+        app_label=vocabulary.apps[model_type.app],
+        surface_label=vocabulary.surfaces[model_type.surface],
+        position_label=position.label,
+        architecture_label=vocabulary.architectures[model_type.architecture],
+        stage=position.stage,
         description=vocabulary.describe(model_type),
     )
 
@@ -77,17 +88,41 @@ def summary(backend: Backend, row: sqlite3.Row) -> ModelSummary:
     model = backend.registry.models[row["id"]]
     model_type = backend.config.vocabulary.parse(model.type)
     last = row["last_bucket_start"]
-    sums = StabilitySums() if row["last_sums"] is None else StabilitySums.model_construct(
-        **dict(zip(("weight", "label_sum", "prediction_sum", "cross_entropy_sum"), json.loads(row["last_sums"]))))
+    sums = (
+        StabilitySums()
+        if row["last_sums"] is None
+        else StabilitySums.model_construct(
+            **dict(
+                zip(
+                    ("weight", "label_sum", "prediction_sum", "cross_entropy_sum"),
+                    json.loads(row["last_sums"]),
+                )
+            )
+        )
+    )
     return ModelSummary(
-        id=model.id, type=model.type, app=model_type.app, surface=model_type.surface,
-        stage=backend.config.vocabulary.stage(model_type), tier=model.tier, role=model.role,
-        owner_team=model.owner_team, oncall_rotation=model.oncall_rotation,
-        baseline_model_id=model.baseline_model_id, health=Health(row["health"]),
-        calibration=sums.calibration, normalized_entropy=sums.normalized_entropy, attention=Attention(row["attention"]), live=live_state(row), budget_remaining=row["budget_remaining"],
-        max_burn_rate=row["max_burn_rate"], alerts=json.loads(row["alerts"]),
-        open_incident_id=row["open_incident_id"], last_bucket_start=None if last is None else from_epoch(last),
-        purpose=model.purpose, incident_group=_group(row["incident_group"]),
+        id=model.id,
+        type=model.type,
+        app=model_type.app,
+        surface=model_type.surface,
+        stage=backend.config.vocabulary.stage(model_type),
+        tier=model.tier,
+        role=model.role,
+        owner_team=model.owner_team,
+        oncall_rotation=model.oncall_rotation,
+        baseline_model_id=model.baseline_model_id,
+        health=Health(row["health"]),
+        calibration=sums.calibration,
+        normalized_entropy=sums.normalized_entropy,
+        attention=Attention(row["attention"]),
+        live=live_state(row),
+        budget_remaining=row["budget_remaining"],
+        max_burn_rate=row["max_burn_rate"],
+        alerts=json.loads(row["alerts"]),
+        open_incident_id=row["open_incident_id"],
+        last_bucket_start=None if last is None else from_epoch(last),
+        purpose=model.purpose,
+        incident_group=_group(row["incident_group"]),
     )
 
 
@@ -95,16 +130,36 @@ def _group(packed: str | None) -> IncidentGroup | None:
     if packed is None:
         return None
     app, surface, label, began_at = json.loads(packed)
-    return IncidentGroup(app=app, surface=surface, label=label, started_at=parse_iso(began_at),
-                         note=incident_groups.SHARED_NOTE) if began_at else None
+    return (
+        IncidentGroup(
+            app=app,
+            surface=surface,
+            label=label,
+            started_at=parse_iso(began_at),
+            note=incident_groups.SHARED_NOTE,
+        )
+        if began_at
+        else None
+    )
 
 
 def _like(text: str) -> str:
     return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def list_models(backend: Backend, *, app: str | None, surface: str | None, tiers: list[Tier], role: Role | None,
-                health: Health | None, query: str | None, sort: ModelSort, offset: int, limit: int) -> ModelPage:
+def list_models(
+    backend: Backend,
+    *,
+    app: str | None,
+    surface: str | None,
+    tiers: list[Tier],
+    role: Role | None,
+    health: Health | None,
+    query: str | None,
+    sort: ModelSort,
+    offset: int,
+    limit: int,
+) -> ModelPage:
     where: list[str] = []
     params: list[object] = []
     for column, value in (("app", app), ("surface", surface), ("role", role), ("health", health)):
@@ -124,36 +179,56 @@ def list_models(backend: Backend, *, app: str | None, surface: str | None, tiers
             f"SELECT {_SUMMARY_COLUMNS} FROM models {clause} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
             (*params, limit, offset),
         ).fetchall()
-    return ModelPage(items=[summary(backend, row) for row in rows], total=total, offset=offset, limit=limit)
+    return ModelPage(
+        items=[summary(backend, row) for row in rows], total=total, offset=offset, limit=limit
+    )
 
 
 def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     model = model_or_404(backend, model_id)
     with backend.store.read() as conn:
-        row = conn.execute(f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)).fetchone()
+        row = conn.execute(
+            f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)
+        ).fetchone()
         situation = situation_of(conn, backend, model)
     actions = playbook.options(situation)
     baseline = playbook.fallback_health(situation)
     last = row["last_bucket_start"]
     return ModelDetail(
-        model=model, decoded=decoded_type(backend, model), live=live_state(row), health=Health(row["health"]),
-        attention=Attention(row["attention"]), bands=backend.config.bands_for(model),
-        slo=_current(backend, SloStatus.model_validate_json(row["slo"])), open_incident_id=row["open_incident_id"],
-        last_bucket_start=None if last is None else from_epoch(last), actions=actions, baseline_health=baseline,
-        holdout_health=playbook.holdout_health(situation), fallback=playbook.fallback_words(model, baseline),
+        model=model,
+        decoded=decoded_type(backend, model),
+        live=live_state(row),
+        health=Health(row["health"]),
+        attention=Attention(row["attention"]),
+        bands=backend.config.bands_for(model),
+        slo=_current(backend, SloStatus.model_validate_json(row["slo"])),
+        open_incident_id=row["open_incident_id"],
+        last_bucket_start=None if last is None else from_epoch(last),
+        actions=actions,
+        baseline_health=baseline,
+        holdout_health=playbook.holdout_health(situation),
+        fallback=playbook.fallback_words(model, baseline),
     )
 
 
 def slo_status(backend: Backend, model_id: str) -> SloStatus:
     model_or_404(backend, model_id)
-    row = backend.store.connection().execute("SELECT slo FROM models WHERE id = ?", (model_id,)).fetchone()
+    row = (
+        backend.store.connection()
+        .execute("SELECT slo FROM models WHERE id = ?", (model_id,))
+        .fetchone()
+    )
     return _current(backend, SloStatus.model_validate_json(row["slo"]))
 
 
 def _current(backend: Backend, status: SloStatus) -> SloStatus:
     """A stored status still holds at the last fleet-wide refresh (it is only rewritten when it changes)."""
     at = backend.evaluated_at
-    return status if at is None or status.evaluated_at >= at else status.model_copy(update={"evaluated_at": at})
+    return (
+        status
+        if at is None or status.evaluated_at >= at
+        else status.model_copy(update={"evaluated_at": at})
+    )
 
 
 def lineage(backend: Backend, model_id: str) -> Lineage:
@@ -164,18 +239,31 @@ def lineage(backend: Backend, model_id: str) -> Lineage:
     states: dict[str, sqlite3.Row] = {}
     conn = backend.store.connection()
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for row in conn.execute(f"SELECT id, health, attention FROM models WHERE id IN ({','.join('?' * len(chunk))})",
-                                chunk):
+        chunk = ids[start : start + 500]
+        for row in conn.execute(
+            f"SELECT id, health, attention FROM models WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
             states[row["id"]] = row
 
     def entry(m: Model) -> LineageEntry:
         state = states[m.id]
-        return LineageEntry(id=m.id, type=m.type, tier=m.tier, role=m.role, owner_team=m.owner_team,
-                            health=Health(state["health"]), attention=Attention(state["attention"]))
+        return LineageEntry(
+            id=m.id,
+            type=m.type,
+            tier=m.tier,
+            role=m.role,
+            owner_team=m.owner_team,
+            health=Health(state["health"]),
+            attention=Attention(state["attention"]),
+        )
 
-    return Lineage(model_id=model_id, upstream=[entry(m) for m in upstream],
-                   downstream=[entry(m) for m in downstream], blast_radius=backend.registry.blast_radius(model_id))
+    return Lineage(
+        model_id=model_id,
+        upstream=[entry(m) for m in upstream],
+        downstream=[entry(m) for m in downstream],
+        blast_radius=backend.registry.blast_radius(model_id),
+    )
 
 
 def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
@@ -186,28 +274,52 @@ def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
             counts[Health(row[0])][Tier(row[1])] = row[2]
         for row in conn.execute("SELECT attention, count(*) FROM models GROUP BY attention"):
             attention[Attention(row[0])] = row[1]
-        open_incidents = conn.execute("SELECT count(*) FROM incidents WHERE state != 'resolved'").fetchone()[0]
+        open_incidents = conn.execute(
+            "SELECT count(*) FROM incidents WHERE state != 'resolved'"
+        ).fetchone()[0]
         rows = conn.execute(
             f"SELECT {_SUMMARY_COLUMNS} FROM models WHERE attention != 'ok' ORDER BY {_ORDER[ModelSort.WORST]}"
-            " LIMIT ?", (limit,)).fetchall()
+            " LIMIT ?",
+            (limit,),
+        ).fetchall()
     return FleetSummary(
-        evaluated_at=backend.clock.now(), total_models=len(backend.registry), counts=counts, attention=attention,
-        open_incidents=open_incidents, worst=[summary(backend, row) for row in rows],
+        evaluated_at=backend.clock.now(),
+        total_models=len(backend.registry),
+        counts=counts,
+        attention=attention,
+        open_incidents=open_incidents,
+        worst=[summary(backend, row) for row in rows],
     )
 
 
 def audit_record(row: sqlite3.Row) -> AuditRecord:
     return AuditRecord(
-        id=row["id"], at=parse_iso(row["at"]), actor=row["actor"], role=row["role"], action=row["action"],
-        model_id=row["model_id"], reason=row["reason"],
+        id=row["id"],
+        at=parse_iso(row["at"]),
+        actor=row["actor"],
+        role=row["role"],
+        action=row["action"],
+        model_id=row["model_id"],
+        reason=row["reason"],
         before=None if row["before"] is None else LiveState.model_validate_json(row["before"]),
         after=None if row["after"] is None else LiveState.model_validate_json(row["after"]),
-        idempotency_key=row["idempotency_key"], incident_id=row["incident_id"], detail=json.loads(row["detail"]),
+        idempotency_key=row["idempotency_key"],
+        incident_id=row["incident_id"],
+        detail=json.loads(row["detail"]),
     )
 
 
-def audit_page(backend: Backend, *, model_id: str | None, actor: str | None, action: str | None,
-               since: datetime | None, until: datetime | None, offset: int, limit: int) -> AuditPage:
+def audit_page(
+    backend: Backend,
+    *,
+    model_id: str | None,
+    actor: str | None,
+    action: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    offset: int,
+    limit: int,
+) -> AuditPage:
     where: list[str] = []
     params: list[object] = []
     for column, value in (("model_id", model_id), ("actor", actor), ("action", action)):
@@ -223,6 +335,10 @@ def audit_page(backend: Backend, *, model_id: str | None, actor: str | None, act
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     with backend.store.read() as conn:
         total = conn.execute(f"SELECT count(*) FROM audit_log {clause}", params).fetchone()[0]
-        rows = conn.execute(f"SELECT * FROM audit_log {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
-                            (*params, limit, offset)).fetchall()
-    return AuditPage(items=[audit_record(row) for row in rows], total=total, offset=offset, limit=limit)
+        rows = conn.execute(
+            f"SELECT * FROM audit_log {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+    return AuditPage(
+        items=[audit_record(row) for row in rows], total=total, offset=offset, limit=limit
+    )

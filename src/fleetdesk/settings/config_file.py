@@ -37,19 +37,27 @@ def config_file_values() -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SettingsError(f"config file {where}: not valid TOML ({sanitize(str(error))})") from None
+        raise SettingsError(
+            f"config file {where}: not valid TOML ({sanitize(str(error))})"
+        ) from None
 
 
 def console_table() -> dict[str, Any]:
     """The console's settings: the file's top level, without the server's and the snapshot's tables."""
-    return {key: value for key, value in config_file_values().items() if key not in (SERVER_TABLE, SNAPSHOT_TABLE)}
+    return {
+        key: value
+        for key, value in config_file_values().items()
+        if key not in (SERVER_TABLE, SNAPSHOT_TABLE)
+    }
 
 
 def server_table() -> dict[str, Any]:
     """The server's settings: the file's ``[server]`` table."""
     table = config_file_values().get(SERVER_TABLE, {})
     if not isinstance(table, dict):
-        raise SettingsError(f"config file {sanitize(str(locations.config_file()))}: '{SERVER_TABLE}' must be a table")
+        raise SettingsError(
+            f"config file {sanitize(str(locations.config_file()))}: '{SERVER_TABLE}' must be a table"
+        )
     return table
 
 
@@ -60,12 +68,20 @@ def settings_error(error: ValidationError, variables: str, table: str = "") -> S
     where = f"[{table}] of " if table else ""
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
     if first["type"] == "extra_forbidden":
-        return SettingsError(sanitize(f"unknown setting '{field}' in {where}config file {locations.config_file()}"
-                                      f" (or {variables} variables){more}"))
+        return SettingsError(
+            sanitize(
+                f"unknown setting '{field}' in {where}config file {locations.config_file()}"
+                f" (or {variables} variables){more}"
+            )
+        )
     what = f"{field}: " if field else ""
     message = first["msg"].removeprefix("Value error, ")
-    return SettingsError(sanitize(f"settings ({where}config file {locations.config_file()}, {variables} variables,"
-                                  f" flags): {what}{message}{more}"))
+    return SettingsError(
+        sanitize(
+            f"settings ({where}config file {locations.config_file()}, {variables} variables,"
+            f" flags): {what}{message}{more}"
+        )
+    )
 
 
 class FileSettings(BaseSettings):
@@ -83,4 +99,8 @@ class FileSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=cls.file_table()))
+        return (
+            init_settings,
+            env_settings,
+            InitSettingsSource(settings_cls, init_kwargs=cls.file_table()),
+        )

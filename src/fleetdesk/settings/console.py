@@ -8,7 +8,12 @@ from typing import Any
 from pydantic import Field, ValidationError
 from pydantic_settings import SettingsConfigDict
 
-from fleetdesk.settings.config_file import FileSettings, SettingsError, console_table, settings_error
+from fleetdesk.settings.config_file import (
+    FileSettings,
+    SettingsError,
+    console_table,
+    settings_error,
+)
 
 DEFAULT_THEME = "fleetdesk-dark"
 DAY_SECONDS = 86_400.0
@@ -19,7 +24,9 @@ class ConsoleSettings(FileSettings):
 
     file_table = staticmethod(console_table)
 
-    model_config = SettingsConfigDict(env_prefix="FLEETDESK_CONSOLE_", extra="forbid", allow_inf_nan=False)
+    model_config = SettingsConfigDict(
+        env_prefix="FLEETDESK_CONSOLE_", extra="forbid", allow_inf_nan=False
+    )
 
     server_url: str | None = Field(default=None)
     """Backend to talk to, e.g. https://fleetdesk.internal:8443 (flag: --server)."""
@@ -50,12 +57,14 @@ class ConsoleSettings(FileSettings):
     long (the status line says where the page is); otherwise the cursor moves onto the new worst page."""
 
 
-
 def load_settings(**flags: Any) -> ConsoleSettings:
     """Settings from the config file and environment, with the non-None ``flags`` on top; SettingsError if unusable."""
     try:
-        return ConsoleSettings(**{name: value for name, value in flags.items() if value is not None})
+        return ConsoleSettings(
+            **{name: value for name, value in flags.items() if value is not None}
+        )
     except ValidationError as error:
         raise settings_error(error, "FLEETDESK_CONSOLE_*") from None
+
 
 __all__ = ["ConsoleSettings", "SettingsError", "load_settings"]

@@ -15,8 +15,13 @@ from pathlib import Path
 KIB = 1024
 MIB = 1024 * KIB
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class FileRefused(OSError):
@@ -31,11 +36,17 @@ class FileRefused(OSError):
 def read_regular_file(path: Path | str, limit: int) -> bytes:
     """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit`` of them, or FileRefused."""
     path = Path(path)
-    _refuse_unless_regular(path, os.stat(path).st_mode)  # a socket cannot even be opened: say what it is
+    _refuse_unless_regular(
+        path, os.stat(path).st_mode
+    )  # a socket cannot even be opened: say what it is
     # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; it is then refused below.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(
+        path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
-        _refuse_unless_regular(path, os.fstat(fd).st_mode)  # what was opened, should the name have moved since
+        _refuse_unless_regular(
+            path, os.fstat(fd).st_mode
+        )  # what was opened, should the name have moved since
         if os.fstat(fd).st_size > limit:
             raise FileRefused(path, f"is larger than {_size(limit)}, more than any such file")
         os.set_blocking(fd, True)

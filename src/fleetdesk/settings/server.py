@@ -14,7 +14,13 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_vali
 from pydantic_settings import SettingsConfigDict
 
 from fleetdesk.domain.bounds import MomentText
-from fleetdesk.settings.config_file import SERVER_TABLE, FileSettings, SettingsError, server_table, settings_error
+from fleetdesk.settings.config_file import (
+    SERVER_TABLE,
+    FileSettings,
+    SettingsError,
+    server_table,
+    settings_error,
+)
 
 HOUR_SECONDS = 3600.0
 WEBHOOK_SECRET_ENV = "FLEETDESK_WEBHOOK_SECRET"
@@ -25,8 +31,13 @@ class ServerSettings(FileSettings):
 
     file_table = staticmethod(server_table)
 
-    model_config = SettingsConfigDict(env_prefix="FLEETDESK_SERVER_", extra="forbid", allow_inf_nan=False,
-                                      populate_by_name=True, use_attribute_docstrings=True)
+    model_config = SettingsConfigDict(
+        env_prefix="FLEETDESK_SERVER_",
+        extra="forbid",
+        allow_inf_nan=False,
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+    )
 
     fleet: str = "small"
     """Fleet to seed a new database from: small, large or a fleet file's path."""
@@ -77,8 +88,11 @@ class ServerSettings(FileSettings):
     webhook_secret_file: Path | None = None
     """A 0600 file holding the webhook signing secret (or set $FLEETDESK_WEBHOOK_SECRET)."""
 
-    webhook_secret: SecretStr | None = Field(default=None, exclude=True,
-                                             validation_alias=AliasChoices("webhook_secret", WEBHOOK_SECRET_ENV))
+    webhook_secret: SecretStr | None = Field(
+        default=None,
+        exclude=True,
+        validation_alias=AliasChoices("webhook_secret", WEBHOOK_SECRET_ENV),
+    )
     """The webhook signing secret from $FLEETDESK_WEBHOOK_SECRET (never a flag)."""
 
     @model_validator(mode="after")
@@ -90,9 +104,10 @@ class ServerSettings(FileSettings):
         if self.metrics_source != "prometheus" and self.prometheus_url:
             raise ValueError("prometheus_url is only used with metrics_source prometheus")
         if self.webhook_url and self.webhook_secret is None and self.webhook_secret_file is None:
-            raise ValueError(f"webhook_url needs a signing secret: webhook_secret_file PATH or ${WEBHOOK_SECRET_ENV}")
+            raise ValueError(
+                f"webhook_url needs a signing secret: webhook_secret_file PATH or ${WEBHOOK_SECRET_ENV}"
+            )
         return self
-
 
 
 FLAGLESS = frozenset({"webhook_secret"})
@@ -107,4 +122,10 @@ def load_server_settings(**flags: Any) -> ServerSettings:
         raise settings_error(error, "FLEETDESK_SERVER_*", SERVER_TABLE) from None
 
 
-__all__ = ["FLAGLESS", "ServerSettings", "SettingsError", "WEBHOOK_SECRET_ENV", "load_server_settings"]
+__all__ = [
+    "FLAGLESS",
+    "ServerSettings",
+    "SettingsError",
+    "WEBHOOK_SECRET_ENV",
+    "load_server_settings",
+]

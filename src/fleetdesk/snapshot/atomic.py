@@ -31,14 +31,23 @@ class AtomicWriteError(Exception):
         self.errno = errno_
 
 
-def write_atomic(path: Path, chunks: Chunks, *, mode: int = 0o644,
-                 before_rename: Callable[[Path], None] | None = None) -> None:
+def write_atomic(
+    path: Path,
+    chunks: Chunks,
+    *,
+    mode: int = 0o644,
+    before_rename: Callable[[Path], None] | None = None,
+) -> None:
     """Write one file atomically (see write_files)."""
     write_files({path: chunks}, mode=mode, before_rename=before_rename)
 
 
-def write_files(files: Mapping[Path, Chunks], *, mode: int = 0o644,
-                before_rename: Callable[[Path], None] | None = None) -> None:
+def write_files(
+    files: Mapping[Path, Chunks],
+    *,
+    mode: int = 0o644,
+    before_rename: Callable[[Path], None] | None = None,
+) -> None:
     """Write every file to a synced temp file, then rename them all in order; ``before_rename`` is a crash-test hook."""
     staged: list[tuple[Path, Path]] = []
     renamed: list[Path] = []
@@ -110,5 +119,9 @@ def _failure(path: Path, error: OSError, renamed: list[Path]) -> AtomicWriteErro
     else:
         why = error.strerror or type(error).__name__
     code = errno.errorcode.get(error.errno or 0, "error")
-    done = f"already replaced: {', '.join(str(item) for item in renamed)}" if renamed else "nothing was replaced"
+    done = (
+        f"already replaced: {', '.join(str(item) for item in renamed)}"
+        if renamed
+        else "nothing was replaced"
+    )
     return AtomicWriteError(f"cannot write {path}: {why} ({code}); {done}", error.errno)

@@ -23,7 +23,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fleetdesk.domain.bounds import Moment
-
 from fleetdesk.wire import (
     AuditRecord,
     FleetSummary,
@@ -73,7 +72,9 @@ class RelatedModel(BaseModel):
     model: ModelDetail
     lineage: Lineage
     stability: list[StabilitySeries] = Field(description="The shown window only")
-    incident: IncidentDetail | None = Field(default=None, description="Its open incident, when not the handed-over one")
+    incident: IncidentDetail | None = Field(
+        default=None, description="Its open incident, when not the handed-over one"
+    )
 
 
 class Snapshot(BaseModel):
@@ -90,14 +91,25 @@ class Snapshot(BaseModel):
     model: ModelDetail = Field(description="Registry context, live state and SLO status")
     lineage: Lineage
     stability: list[StabilitySeries] = Field(description="The series shown, one per window")
-    incident: IncidentDetail | None = Field(description="The incident handed over, with timeline and notes")
-    audit: list[AuditRecord] = Field(description="Actions taken on the model (and in the incident), newest first")
+    incident: IncidentDetail | None = Field(
+        description="The incident handed over, with timeline and notes"
+    )
+    audit: list[AuditRecord] = Field(
+        description="Actions taken on the model (and in the incident), newest first"
+    )
     fleet: FleetSummary
     models: list[ModelSummary] = Field(description="The fleet table at export, worst first")
     view: View = View()
-    screen_svg: str | None = Field(default=None, description="The console screen at export; None from the CLI without a console")
-    redactions: dict[str, int] = Field(default_factory=dict, description="How many secrets were masked, by rule name")
-    related: list[RelatedModel] = Field(default_factory=list, description="Models one key away, so their screens open")
+    screen_svg: str | None = Field(
+        default=None,
+        description="The console screen at export; None from the CLI without a console",
+    )
+    redactions: dict[str, int] = Field(
+        default_factory=dict, description="How many secrets were masked, by rule name"
+    )
+    related: list[RelatedModel] = Field(
+        default_factory=list, description="Models one key away, so their screens open"
+    )
 
     def series(self, window: Window) -> StabilitySeries | None:
         """The stability series for ``window``, when it was captured."""

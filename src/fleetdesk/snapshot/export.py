@@ -85,8 +85,12 @@ async def capture(
     # The shown window is always captured: the reopened console opens on it.
     windows = list(dict.fromkeys([*([view.window] if view is not None else []), *windows]))
     info, me, detail, lineage, fleet, models, *series = await asyncio.gather(
-        client.info(), client.me(), client.model(model_id), client.lineage(model_id),
-        client.fleet_summary(), _all_models(client),
+        client.info(),
+        client.me(),
+        client.model(model_id),
+        client.lineage(model_id),
+        client.fleet_summary(),
+        _all_models(client),
         *(client.stability(model_id, window) for window in windows),
     )
     chosen = incident_id if incident_id is not None else detail.open_incident_id
@@ -95,8 +99,12 @@ async def capture(
     view = view or View(window=Window.H24 if Window.H24 in windows else windows[0])
     audit, related = await asyncio.gather(
         _audit(client, dict.fromkeys([model_id, *involved])),
-        asyncio.gather(*(_related(client, other, view.window, chosen)
-                         for other in _one_key_away(detail, lineage, involved))),
+        asyncio.gather(
+            *(
+                _related(client, other, view.window, chosen)
+                for other in _one_key_away(detail, lineage, involved)
+            )
+        ),
     )
     return Snapshot(
         exported_by=me.user,
@@ -119,14 +127,25 @@ async def capture(
 
 def _one_key_away(detail: ModelDetail, lineage: Lineage, involved: Iterable[str]) -> list[str]:
     """Models the console opens with one key from this one: baseline, holdout, upstream chain, incident peers."""
-    candidates = [detail.model.baseline_model_id, detail.model.holdout_model_id,
-                  *(entry.id for entry in lineage.upstream), *involved]
-    return [model_id for model_id in dict.fromkeys(candidates) if model_id and model_id != detail.model.id]
+    candidates = [
+        detail.model.baseline_model_id,
+        detail.model.holdout_model_id,
+        *(entry.id for entry in lineage.upstream),
+        *involved,
+    ]
+    return [
+        model_id
+        for model_id in dict.fromkeys(candidates)
+        if model_id and model_id != detail.model.id
+    ]
 
 
-async def _related(client: FleetdeskClient, model_id: str, window: Window, handed_over: int | None) -> RelatedModel:
+async def _related(
+    client: FleetdeskClient, model_id: str, window: Window, handed_over: int | None
+) -> RelatedModel:
     detail, lineage, series = await asyncio.gather(
-        client.model(model_id), client.lineage(model_id), client.stability(model_id, window))
+        client.model(model_id), client.lineage(model_id), client.stability(model_id, window)
+    )
     own = detail.open_incident_id
     incident = await client.incident(own) if own is not None and own != handed_over else None
     return RelatedModel(model=detail, lineage=lineage, stability=[series], incident=incident)
@@ -174,14 +193,18 @@ def bundle_name(snapshot: Snapshot) -> str:
     return f"{model}-{snapshot.exported_at.strftime('%Y%m%dT%H%M%SZ')}"
 
 
-def write_bundle(snapshot: Snapshot, redactor: Redactor, out_dir: Path | None = None,
-                 name: str | None = None) -> Bundle:
+def write_bundle(
+    snapshot: Snapshot, redactor: Redactor, out_dir: Path | None = None, name: str | None = None
+) -> Bundle:
     """Seal and write the bundle under ``out_dir`` (default: the data dir); an existing name gets a -2, -3… suffix."""
     sealed = seal(snapshot, redactor)
     directory = out_dir if out_dir is not None else default_dir()
     stem = name or _free_stem(directory, bundle_name(sealed))
-    bundle = Bundle(json=directory / f"{stem}.json", markdown=directory / f"{stem}.md",
-                    svg=directory / f"{stem}.svg" if sealed.screen_svg is not None else None)
+    bundle = Bundle(
+        json=directory / f"{stem}.json",
+        markdown=directory / f"{stem}.md",
+        svg=directory / f"{stem}.svg" if sealed.screen_svg is not None else None,
+    )
     contents: dict[Path, bytes] = {}
     if bundle.svg is not None and sealed.screen_svg is not None:
         contents[bundle.svg] = sealed.screen_svg.encode()
@@ -192,7 +215,9 @@ def write_bundle(snapshot: Snapshot, redactor: Redactor, out_dir: Path | None = 
     for path, data in contents.items():
         if redactor.leaks(data):
             # Unreachable by construction; the last line of defence if a new field slips past seal().
-            raise ExportError(f"refusing to write {path.name}: it would contain the exporter's token")
+            raise ExportError(
+                f"refusing to write {path.name}: it would contain the exporter's token"
+            )
     # Private by default: a handoff holds incident details; the engineer chooses whom to send it to.
     write_files(contents, mode=BUNDLE_MODE)
     remove_leftovers(directory, (".json", ".md", ".svg"), older_than=LEFTOVER_AGE)

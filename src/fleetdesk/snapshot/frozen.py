@@ -21,8 +21,24 @@ from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.text import sanitize
 from fleetdesk.snapshot.bundle import RelatedModel, Snapshot
 from fleetdesk.wire import (
-    AccessRole, ActionKind, ActionResult, AuditPage, EventPage, FleetSummary, Incident, IncidentDetail, IncidentPage,
-    IncidentState, Lineage, ModelDetail, ModelPage, ModelSort, ModelSummary, ServerInfo, StabilitySeries, WhoAmI,
+    AccessRole,
+    ActionKind,
+    ActionResult,
+    AuditPage,
+    EventPage,
+    FleetSummary,
+    Incident,
+    IncidentDetail,
+    IncidentPage,
+    IncidentState,
+    Lineage,
+    ModelDetail,
+    ModelPage,
+    ModelSort,
+    ModelSummary,
+    ServerInfo,
+    StabilitySeries,
+    WhoAmI,
     Window,
 )
 
@@ -41,8 +57,12 @@ class FrozenClient:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        trace: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self._closed.set()
 
     @property
@@ -62,13 +82,21 @@ class FrozenClient:
     async def fleet_summary(self, limit: int = 20) -> FleetSummary:
         return self.snapshot.fleet.model_copy(update={"worst": self.snapshot.fleet.worst[:limit]})
 
-    async def list_models(self, filters: ModelFilters | None = None, sort: ModelSort = ModelSort.WORST,
-                          page: PageRequest | None = None) -> ModelPage:
+    async def list_models(
+        self,
+        filters: ModelFilters | None = None,
+        sort: ModelSort = ModelSort.WORST,
+        page: PageRequest | None = None,
+    ) -> ModelPage:
         page = page or PageRequest()
         rows = [row for row in self.snapshot.models if _matches(row, filters or ModelFilters())]
         rows = _sorted(rows, sort)
-        return ModelPage(items=rows[page.offset:page.offset + page.limit], total=len(rows),
-                         offset=page.offset, limit=page.limit)
+        return ModelPage(
+            items=rows[page.offset : page.offset + page.limit],
+            total=len(rows),
+            offset=page.offset,
+            limit=page.limit,
+        )
 
     async def model(self, model_id: str) -> ModelDetail:
         if model_id != self.snapshot.model_id:
@@ -84,47 +112,86 @@ class FrozenClient:
             return self._related(model_id).lineage
         return self.snapshot.lineage
 
-    async def stability(self, model_id: str, window: Window = Window.H24, holdout: bool = False) -> StabilitySeries:
+    async def stability(
+        self, model_id: str, window: Window = Window.H24, holdout: bool = False
+    ) -> StabilitySeries:
         """The series as exported (with the holdout's buckets only if they were overlaid then)."""
-        held = self.snapshot.stability if model_id == self.snapshot.model_id else self._related(model_id).stability
+        held = (
+            self.snapshot.stability
+            if model_id == self.snapshot.model_id
+            else self._related(model_id).stability
+        )
         series = next((item for item in held if item.window == Window(window)), None)
         if series is None:
             windows = ", ".join(item.window.value for item in held) or "none"
-            raise NotFound(f"the snapshot holds no {Window(window).value} series of {sanitize(model_id, 200)} "
-                           f"(it holds: {windows})", status=404)
+            raise NotFound(
+                f"the snapshot holds no {Window(window).value} series of {sanitize(model_id, 200)} "
+                f"(it holds: {windows})",
+                status=404,
+            )
         return series
 
     async def slo(self, model_id: str) -> SloStatus:
         return (await self.model(model_id)).slo
 
-    async def incidents(self, state: IncidentState | None = None, model_id: str | None = None,
-                        page: PageRequest | None = None) -> IncidentPage:
+    async def incidents(
+        self,
+        state: IncidentState | None = None,
+        model_id: str | None = None,
+        page: PageRequest | None = None,
+    ) -> IncidentPage:
         page = page or PageRequest()
         held = self.snapshot.incident
-        items = [held] if held is not None and (state is None or held.state == state) and (
-            model_id is None or model_id in held.model_ids) else []
+        items = (
+            [held]
+            if held is not None
+            and (state is None or held.state == state)
+            and (model_id is None or model_id in held.model_ids)
+            else []
+        )
         # The page carries incidents without timeline and notes, as the server's list does.
         listed = [Incident.model_validate(item.model_dump()) for item in items]
-        return IncidentPage(items=listed[page.offset:page.offset + page.limit], total=len(listed),
-                            offset=page.offset, limit=page.limit)
+        return IncidentPage(
+            items=listed[page.offset : page.offset + page.limit],
+            total=len(listed),
+            offset=page.offset,
+            limit=page.limit,
+        )
 
     async def incident(self, incident_id: int) -> IncidentDetail:
         held = [self.snapshot.incident, *(item.incident for item in self.snapshot.related)]
-        found = next((item for item in held if item is not None and item.id == int(incident_id)), None)
+        found = next(
+            (item for item in held if item is not None and item.id == int(incident_id)), None
+        )
         if found is None:
             raise NotFound(f"incident {int(incident_id)} is not in this snapshot", status=404)
         return found
 
-    async def audit(self, model_id: str | None = None, actor: str | None = None, action: ActionKind | None = None,
-                    since: datetime | None = None, until: datetime | None = None,
-                    page: PageRequest | None = None) -> AuditPage:
+    async def audit(
+        self,
+        model_id: str | None = None,
+        actor: str | None = None,
+        action: ActionKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        page: PageRequest | None = None,
+    ) -> AuditPage:
         page = page or PageRequest()
-        rows = [record for record in self.snapshot.audit
-                if (model_id is None or record.model_id == model_id) and (actor is None or record.actor == actor)
-                and (action is None or record.action == ActionKind(action).value)
-                and (since is None or record.at >= since) and (until is None or record.at < until)]
-        return AuditPage(items=rows[page.offset:page.offset + page.limit], total=len(rows),
-                         offset=page.offset, limit=page.limit)
+        rows = [
+            record
+            for record in self.snapshot.audit
+            if (model_id is None or record.model_id == model_id)
+            and (actor is None or record.actor == actor)
+            and (action is None or record.action == ActionKind(action).value)
+            and (since is None or record.at >= since)
+            and (until is None or record.at < until)
+        ]
+        return AuditPage(
+            items=rows[page.offset : page.offset + page.limit],
+            total=len(rows),
+            offset=page.offset,
+            limit=page.limit,
+        )
 
     async def event_log(self, after: int = 0, limit: int = 500) -> EventPage:
         return EventPage(items=[], last_id=after)
@@ -144,21 +211,28 @@ class FrozenClient:
         raise Forbidden("this is a read-only snapshot: actions go to the live console", status=403)
 
     def _related(self, model_id: str) -> RelatedModel:
-        found = next((item for item in self.snapshot.related if item.model.model.id == model_id), None)
+        found = next(
+            (item for item in self.snapshot.related if item.model.model.id == model_id), None
+        )
         if found is None:
-            raise NotFound(f"model {sanitize(model_id, 200)} is not in this snapshot; it holds "
-                           f"{sanitize(self.snapshot.model_id, 200)} and the models one key away from it", status=404)
+            raise NotFound(
+                f"model {sanitize(model_id, 200)} is not in this snapshot; it holds "
+                f"{sanitize(self.snapshot.model_id, 200)} and the models one key away from it",
+                status=404,
+            )
         return found
 
 
 def _matches(row: ModelSummary, filters: ModelFilters) -> bool:
     text = f"{row.id} {row.type} {row.owner_team}".lower()
-    return ((filters.app is None or row.app == filters.app)
-            and (filters.surface is None or row.surface == filters.surface)
-            and (not filters.tier or row.tier in filters.tier)
-            and (filters.role is None or row.role == filters.role)
-            and (filters.health is None or row.health == filters.health)
-            and (filters.q is None or filters.q.lower() in text))
+    return (
+        (filters.app is None or row.app == filters.app)
+        and (filters.surface is None or row.surface == filters.surface)
+        and (not filters.tier or row.tier in filters.tier)
+        and (filters.role is None or row.role == filters.role)
+        and (filters.health is None or row.health == filters.health)
+        and (filters.q is None or filters.q.lower() in text)
+    )
 
 
 def _sorted(rows: list[ModelSummary], sort: ModelSort) -> list[ModelSummary]:
@@ -167,5 +241,8 @@ def _sorted(rows: list[ModelSummary], sort: ModelSort) -> list[ModelSummary]:
     if sort is ModelSort.TIER:
         return sorted(rows, key=lambda row: (row.tier.rank, row.id))
     if sort is ModelSort.BUDGET:
-        return sorted(rows, key=lambda row: (row.budget_remaining is None, row.budget_remaining or 0.0, row.id))
+        return sorted(
+            rows,
+            key=lambda row: (row.budget_remaining is None, row.budget_remaining or 0.0, row.id),
+        )
     return rows  # exported worst first, in the server's own order

@@ -84,15 +84,22 @@ def render(snapshot: Snapshot, files: str = "") -> str:
         lines += ["", f"## Timeline of incident {text(snapshot.incident.id)}", ""]
         for entry in snapshot.incident.timeline:
             who = text(entry.actor, 100) if entry.actor else "server"
-            repeated = (f" ({entry.repeats} times, last {when(entry.last_at)})"
-                        if entry.repeats > 1 and entry.last_at is not None else "")
-            lines.append(f"- {when(entry.at)} {text(entry.kind, 40)} by {who}: {text(entry.text)}{repeated}")
+            repeated = (
+                f" ({entry.repeats} times, last {when(entry.last_at)})"
+                if entry.repeats > 1 and entry.last_at is not None
+                else ""
+            )
+            lines.append(
+                f"- {when(entry.at)} {text(entry.kind, 40)} by {who}: {text(entry.text)}{repeated}"
+            )
     lines += ["", "---", ""]
     masked = sum(snapshot.redactions.values())
     if masked:
         lines.append(f"{masked} secret(s) were masked as \\[REDACTED\\] before export.")
     if files:
-        lines.append(f"Full snapshot: {code(files)}. Reopen it read-only with {code('fleetdesk open ' + files)}.")
+        lines.append(
+            f"Full snapshot: {code(files)}. Reopen it read-only with {code('fleetdesk open ' + files)}."
+        )
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -110,26 +117,38 @@ def _wrong(snapshot: Snapshot) -> list[str]:
         f"(good {slo.counts.good}, bad {slo.counts.bad}, no data {slo.counts.no_data}).",
     ]
     for alert in slo.alerts:
-        lines.append(f"- Alert firing: {text(alert.rule, 100)} ({text(alert.severity.value)}): burn rate "
-                     f"{alert.long_burn_rate:.1f}x long / {alert.short_burn_rate:.1f}x short, threshold {alert.threshold:g}x.")
-    series = snapshot.series(snapshot.view.window) or (snapshot.stability[0] if snapshot.stability else None)
+        lines.append(
+            f"- Alert firing: {text(alert.rule, 100)} ({text(alert.severity.value)}): burn rate "
+            f"{alert.long_burn_rate:.1f}x long / {alert.short_burn_rate:.1f}x short, threshold {alert.threshold:g}x."
+        )
+    series = snapshot.series(snapshot.view.window) or (
+        snapshot.stability[0] if snapshot.stability else None
+    )
     if series is not None:
         lines.append(_latest(series))
     if snapshot.lineage.upstream:
         first = snapshot.lineage.upstream[0]
-        lines.append(f"- Upstream: {code(first.id)} ({text(first.tier.value)}, {text(first.health.value)}, "
-                     f"owner {text(first.owner_team, 100)}); a degraded upstream can be the cause.")
+        lines.append(
+            f"- Upstream: {code(first.id)} ({text(first.tier.value)}, {text(first.health.value)}, "
+            f"owner {text(first.owner_team, 100)}); a degraded upstream can be the cause."
+        )
     radius = {tier: count for tier, count in snapshot.lineage.blast_radius.items() if count}
     if radius:
-        counted = ", ".join(f"{text(tier.value)}: {count}" for tier, count in sorted(radius.items()))
+        counted = ", ".join(
+            f"{text(tier.value)}: {count}" for tier, count in sorted(radius.items())
+        )
         lines.append(f"- Blast radius downstream: {counted}.")
     incident = snapshot.incident
     if incident is not None:
-        lines.append(f"- Incident {text(incident.id)} ({text(incident.severity.value)}, {text(incident.state.value)}) "
-                     f"opened {when(incident.opened_at)}: {text(incident.title)}")
+        lines.append(
+            f"- Incident {text(incident.id)} ({text(incident.severity.value)}, {text(incident.state.value)}) "
+            f"opened {when(incident.opened_at)}: {text(incident.title)}"
+        )
         if incident.group is not None:
-            lines.append(f"- Shared cause suspected: {len(incident.model_ids)} models of {text(incident.group.label)} "
-                         f"turned unstable together, since {when(incident.group.started_at)}.")
+            lines.append(
+                f"- Shared cause suspected: {len(incident.model_ids)} models of {text(incident.group.label)} "
+                f"turned unstable together, since {when(incident.group.started_at)}."
+            )
     return lines
 
 
@@ -139,31 +158,44 @@ def _fallback(snapshot: Snapshot) -> str:
     if detail.fallback:
         health = detail.baseline_health
         said = text(detail.fallback)
-        return f"**{said}** ({text(health.summary)})" if health is not None and not health.healthy else said
+        return (
+            f"**{said}** ({text(health.summary)})"
+            if health is not None and not health.healthy
+            else said
+        )
     baseline = detail.model.baseline_model_id
-    return (f"baseline {code(baseline)} (its health was not recorded in this snapshot)" if baseline
-            else "no baseline to fall back to: escalate instead")
+    return (
+        f"baseline {code(baseline)} (its health was not recorded in this snapshot)"
+        if baseline
+        else "no baseline to fall back to: escalate instead"
+    )
 
 
 def _latest(series: StabilitySeries) -> str:
     bands = series.bands
     shown = f"- Over the last {text(series.window.value)}:"
-    latest = next((point for point in reversed(series.points) if point.calibration is not None), None)
+    latest = next(
+        (point for point in reversed(series.points) if point.calibration is not None), None
+    )
     if latest is None:
         return f"{shown} no bucket with data."
     unstable = sum(1 for point in series.points if point.health.value == "unstable")
-    return (f"{shown} {unstable} of {len(series.points)} buckets unstable; latest with data "
-            f"({when(latest.start)}): calibration {_ratio(latest.calibration)} "
-            f"(healthy {bands.calibration_low:g} to {bands.calibration_high:g}), "
-            f"NE {_ratio(latest.normalized_entropy)} (healthy up to {bands.ne_max:g}).")
+    return (
+        f"{shown} {unstable} of {len(series.points)} buckets unstable; latest with data "
+        f"({when(latest.start)}): calibration {_ratio(latest.calibration)} "
+        f"(healthy {bands.calibration_low:g} to {bands.calibration_high:g}), "
+        f"NE {_ratio(latest.normalized_entropy)} (healthy up to {bands.ne_max:g})."
+    )
 
 
 def _done(snapshot: Snapshot) -> list[str]:
     lines = []
     for record in sorted(snapshot.audit, key=lambda item: (item.at, item.id)):
-        lines.append(f"- {when(record.at)} {text(record.actor, 100)} ({text(record.role.value)}): "
-                     f"**{text(record.action, 40)}**{_change(record)}"
-                     + (f"; reason: {text(record.reason)}" if record.reason else ""))
+        lines.append(
+            f"- {when(record.at)} {text(record.actor, 100)} ({text(record.role.value)}): "
+            f"**{text(record.action, 40)}**{_change(record)}"
+            + (f"; reason: {text(record.reason)}" if record.reason else "")
+        )
     return lines
 
 
@@ -192,16 +224,23 @@ def _open(snapshot: Snapshot) -> list[str]:
     elif incident.state is IncidentState.RESOLVED:
         lines.append(f"- Incident {text(incident.id)} is resolved.")
     else:
-        state = (f"acknowledged by {text(incident.acknowledged_by or 'someone', 100)}"
-                 if incident.state is IncidentState.ACKNOWLEDGED else "open and NOT acknowledged")
+        state = (
+            f"acknowledged by {text(incident.acknowledged_by or 'someone', 100)}"
+            if incident.state is IncidentState.ACKNOWLEDGED
+            else "open and NOT acknowledged"
+        )
         lines.append(f"- Incident {text(incident.id)} is {state}.")
         others = [model_id for model_id in incident.model_ids if model_id != detail.model.id]
         if others:
-            lines.append(f"- Also in the incident: {', '.join(code(model_id) for model_id in others)}.")
+            lines.append(
+                f"- Also in the incident: {', '.join(code(model_id) for model_id in others)}."
+            )
     serving = "itself" if live.serving_model_id == detail.model.id else code(live.serving_model_id)
-    lines.append(f"- Traffic: {_percent(live.traffic_share)} share, served by {serving}; launch phase "
-                 f"{text(live.launch_phase.value)}{', halted' if live.launch_halted else ''}"
-                 f"{', experiment ended' if live.experiment_ended else ''}.")
+    lines.append(
+        f"- Traffic: {_percent(live.traffic_share)} share, served by {serving}; launch phase "
+        f"{text(live.launch_phase.value)}{', halted' if live.launch_halted else ''}"
+        f"{', experiment ended' if live.experiment_ended else ''}."
+    )
     if detail.slo.alerts:
         lines.append(f"- {len(detail.slo.alerts)} alert(s) still firing at export.")
     return lines
@@ -209,7 +248,18 @@ def _open(snapshot: Snapshot) -> list[str]:
 
 def _notes(snapshot: Snapshot) -> list[str]:
     """Incident notes, and notes left on the model outside any incident (kept only in the audit log)."""
-    notes = [(note.at, note.author, note.text) for note in (snapshot.incident.notes if snapshot.incident else [])]
-    notes += [(record.at, record.actor, record.detail["text"]) for record in snapshot.audit
-              if record.action == "note" and record.incident_id is None and isinstance(record.detail.get("text"), str)]
-    return [f"- {when(at)} {text(author, 100)}: {text(body)}" for at, author, body in sorted(notes, key=lambda n: n[0])]
+    notes = [
+        (note.at, note.author, note.text)
+        for note in (snapshot.incident.notes if snapshot.incident else [])
+    ]
+    notes += [
+        (record.at, record.actor, record.detail["text"])
+        for record in snapshot.audit
+        if record.action == "note"
+        and record.incident_id is None
+        and isinstance(record.detail.get("text"), str)
+    ]
+    return [
+        f"- {when(at)} {text(author, 100)}: {text(body)}"
+        for at, author, body in sorted(notes, key=lambda n: n[0])
+    ]

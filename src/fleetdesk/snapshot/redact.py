@@ -53,15 +53,30 @@ class SecretPattern(BaseModel):
 _NOT_MASKED = r"(?!" + re.escape(MASK) + ")"
 # (name, pattern, replacement); a replacement keeps the label so the reader sees what was there.
 _BUILT_IN: tuple[tuple[str, str, str], ...] = (
-    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", MASK),
-    ("authorization-header", r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)" + _NOT_MASKED + r"\"?(?:[A-Za-z]+\s+)?[^\s\"',;]+",
-     r"\1" + MASK),
+    (
+        "private-key",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+        MASK,
+    ),
+    (
+        "authorization-header",
+        r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)"
+        + _NOT_MASKED
+        + r"\"?(?:[A-Za-z]+\s+)?[^\s\"',;]+",
+        r"\1" + MASK,
+    ),
     ("bearer-credential", r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}", r"\1\2" + MASK),
-    ("url-credentials", r"(?i)\b([a-z][a-z0-9+.-]*://)" + _NOT_MASKED + r"[^/\s@]+@", r"\1" + MASK + "@"),
-    ("secret-assignment",
-     r"(?i)\b((?:access[_-]?token|refresh[_-]?token|api[_-]?key|apikey|client[_-]?secret|token|password|passwd|pwd|secret)"
-     r"\s*[=:]\s*)" + _NOT_MASKED + r"\"?[^\s&\"',;]{4,}",
-     r"\1" + MASK),
+    (
+        "url-credentials",
+        r"(?i)\b([a-z][a-z0-9+.-]*://)" + _NOT_MASKED + r"[^/\s@]+@",
+        r"\1" + MASK + "@",
+    ),
+    (
+        "secret-assignment",
+        r"(?i)\b((?:access[_-]?token|refresh[_-]?token|api[_-]?key|apikey|client[_-]?secret|token|password|passwd|pwd|secret)"
+        r"\s*[=:]\s*)" + _NOT_MASKED + r"\"?[^\s&\"',;]{4,}",
+        r"\1" + MASK,
+    ),
     ("fleetdesk-token", r"\bfdk_[A-Za-z0-9_-]{20,}", MASK),
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})\b", MASK),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MASK),
@@ -72,8 +87,10 @@ _BUILT_IN: tuple[tuple[str, str, str], ...] = (
 
 # Every built-in rule needs one of these words; text without any skips them all (most of a bundle).
 # A new rule must add its anchor here (the rule's own test fails otherwise).
-_ANCHOR = re.compile(r"(?i)-----BEGIN|authorization|bearer|basic|://|token|api[_-]?key|secret|passw|pwd|"
-                     r"gh[pousr]_|github_pat_|xox|akia|asia|eyj|fdk_")
+_ANCHOR = re.compile(
+    r"(?i)-----BEGIN|authorization|bearer|basic|://|token|api[_-]?key|secret|passw|pwd|"
+    r"gh[pousr]_|github_pat_|xox|akia|asia|eyj|fdk_"
+)
 
 
 def encodings(secret: str) -> set[str]:
@@ -99,9 +116,16 @@ class Redactor:
     """Masks known secrets and recognised secret shapes in strings and whole documents."""
 
     def __init__(self, secrets: Iterable[str] = (), patterns: Iterable[SecretPattern] = ()) -> None:
-        forms = sorted({form for secret in secrets if secret for form in encodings(secret)}, key=len, reverse=True)
+        forms = sorted(
+            {form for secret in secrets if secret for form in encodings(secret)},
+            key=len,
+            reverse=True,
+        )
         self._known = re.compile("|".join(re.escape(form) for form in forms)) if forms else None
-        self._built_in = [(name, re.compile(regex, re.DOTALL), replacement) for name, regex, replacement in _BUILT_IN]
+        self._built_in = [
+            (name, re.compile(regex, re.DOTALL), replacement)
+            for name, regex, replacement in _BUILT_IN
+        ]
         self._configured = [(pattern.name, re.compile(pattern.regex), MASK) for pattern in patterns]
         self.counts: Counter[str] = Counter()
         # A bundle repeats the same strings (ids, teams, enum values) thousands of times: mask each once.
@@ -167,7 +191,10 @@ class Redactor:
 
     def leaks(self, data: bytes) -> bool:
         """True when ``data`` still holds a known secret in any encoding (the last check before writing)."""
-        return self._known is not None and self._known.search(data.decode("utf-8", "replace")) is not None
+        return (
+            self._known is not None
+            and self._known.search(data.decode("utf-8", "replace")) is not None
+        )
 
 
 class ConfigError(ValueError):
@@ -185,10 +212,12 @@ def configured_patterns(path: Path) -> list[SecretPattern]:
     snapshot = config.get("snapshot", {})
     unknown = sorted(set(snapshot) - {"secret_patterns"}) if isinstance(snapshot, dict) else []
     if unknown:
-        raise ConfigError(f"{path}: [snapshot]: unknown setting '{unknown[0]}' (known: secret_patterns)")
+        raise ConfigError(
+            f"{path}: [snapshot]: unknown setting '{unknown[0]}' (known: secret_patterns)"
+        )
     table = snapshot.get("secret_patterns", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [snapshot] secret_patterns must be a table of name = \"regex\"")
+        raise ConfigError(f'{path}: [snapshot] secret_patterns must be a table of name = "regex"')
     try:
         return [SecretPattern(name=name, regex=regex) for name, regex in table.items()]
     except ValueError as error:

@@ -13,7 +13,6 @@ from fleetdesk.domain.text import sanitize
 from fleetdesk.settings.local_files import MIB, FileRefused, read_regular_file
 from fleetdesk.snapshot.bundle import MIGRATIONS, SCHEMA_VERSION, Snapshot
 
-
 MAX_BYTES = 128 * MIB
 """A large-fleet snapshot is a few MB (50,000 models, about 40); anything near this is not one (and would only
 exhaust memory: parsing takes several times the file's size)."""
@@ -45,7 +44,9 @@ def load_snapshot(path: Path) -> Reopened:
     except FileRefused as error:
         raise SnapshotError(f"{where}: {error.strerror}; not opening it") from None
     except OSError as error:
-        raise SnapshotError(f"{where}: cannot read it ({sanitize(error.strerror or type(error).__name__)})") from None
+        raise SnapshotError(
+            f"{where}: cannot read it ({sanitize(error.strerror or type(error).__name__)})"
+        ) from None
     return parse_snapshot(data, where)
 
 
@@ -56,25 +57,35 @@ def parse_snapshot(data: bytes, where: str = "snapshot") -> Reopened:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise SnapshotError(f"{where}: not UTF-8 text (bad byte at offset {error.start}); the file is corrupted") from None
+        raise SnapshotError(
+            f"{where}: not UTF-8 text (bad byte at offset {error.start}); the file is corrupted"
+        ) from None
     try:
         document = json.loads(text)
     except RecursionError:
-        raise SnapshotError(f"{where}: nested far deeper than any snapshot; the file is corrupted") from None
+        raise SnapshotError(
+            f"{where}: nested far deeper than any snapshot; the file is corrupted"
+        ) from None
     except json.JSONDecodeError as error:
         # A string cannot span lines in JSON, so an unterminated one means the end of the file was reached.
-        if not text[error.pos:].strip() or error.msg.startswith("Unterminated string"):
-            raise SnapshotError(f"{where}: the file ends early (truncated at byte {len(data)}); "
-                                "ask for it again or use the .md summary") from None
-        raise SnapshotError(f"{where}: not valid JSON at line {error.lineno} column {error.colno} "
-                            f"({sanitize(error.msg)}); the file is corrupted") from None
+        if not text[error.pos :].strip() or error.msg.startswith("Unterminated string"):
+            raise SnapshotError(
+                f"{where}: the file ends early (truncated at byte {len(data)}); "
+                "ask for it again or use the .md summary"
+            ) from None
+        raise SnapshotError(
+            f"{where}: not valid JSON at line {error.lineno} column {error.colno} "
+            f"({sanitize(error.msg)}); the file is corrupted"
+        ) from None
     version = _version(document, where)
     for step_from in range(version, SCHEMA_VERSION):
         document = _validated_step(document, step_from, where)
     try:
         snapshot = Snapshot.model_validate(document)
     except ValidationError as error:
-        raise SnapshotError(f"{where}: not a valid version {version} snapshot: {_first(error)}") from None
+        raise SnapshotError(
+            f"{where}: not a valid version {version} snapshot: {_first(error)}"
+        ) from None
     return Reopened(snapshot=snapshot, file_version=version)
 
 
@@ -83,10 +94,14 @@ def _version(document: Any, where: str) -> int:
         raise SnapshotError(f"{where}: not a fleetdesk snapshot (no schema_version field)")
     version = document["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise SnapshotError(f"{where}: schema_version {sanitize(repr(version), 40)} is not a snapshot version")
+        raise SnapshotError(
+            f"{where}: schema_version {sanitize(repr(version), 40)} is not a snapshot version"
+        )
     if version > SCHEMA_VERSION:
-        raise SnapshotError(f"{where}: snapshot schema version {version} is newer than this fleetdesk understands "
-                            f"(up to {SCHEMA_VERSION}); upgrade fleetdesk to open it")
+        raise SnapshotError(
+            f"{where}: snapshot schema version {version} is newer than this fleetdesk understands "
+            f"(up to {SCHEMA_VERSION}); upgrade fleetdesk to open it"
+        )
     if version != SCHEMA_VERSION and version not in MIGRATIONS:
         raise SnapshotError(f"{where}: snapshot schema version {version} is no longer supported")
     return version
@@ -96,7 +111,9 @@ def _validated_step(document: dict[str, Any], version: int, where: str) -> dict[
     try:
         return MIGRATIONS[version](document)
     except ValidationError as error:
-        raise SnapshotError(f"{where}: not a valid version {version} snapshot: {_first(error)}") from None
+        raise SnapshotError(
+            f"{where}: not a valid version {version} snapshot: {_first(error)}"
+        ) from None
 
 
 def _first(error: ValidationError) -> str:

@@ -116,14 +116,32 @@ Permissions (``missing_permission`` in 403 problems)
 from __future__ import annotations
 
 from fleetdesk.domain.attention import Attention
-from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.comparison import SignalGap
-from fleetdesk.domain.playbook import ActionKind, ActionOption, Confirmation, EscalationTarget, TargetHealth
+from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.playbook import (
+    ActionKind,
+    ActionOption,
+    Confirmation,
+    EscalationTarget,
+    TargetHealth,
+)
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloStatus
 from fleetdesk.domain.stability import Health, HealthBands
-from fleetdesk.wire.base import API_PREFIX, IDEMPOTENCY_HEADER, PROBLEM_CONTENT_TYPE, REPLAYED_HEADER
-from fleetdesk.wire.actions import ActionRequest, ActionResult, AuditPage, AuditRecord, Page, StateChange
+from fleetdesk.wire.actions import (
+    ActionRequest,
+    ActionResult,
+    AuditPage,
+    AuditRecord,
+    Page,
+    StateChange,
+)
+from fleetdesk.wire.base import (
+    API_PREFIX,
+    IDEMPOTENCY_HEADER,
+    PROBLEM_CONTENT_TYPE,
+    REPLAYED_HEADER,
+)
 from fleetdesk.wire.events import (
     EVENT_DATA,
     ActionEventData,
@@ -164,16 +182,70 @@ from fleetdesk.wire.problems import BucketConflict, FieldError, ProblemDetails, 
 from fleetdesk.wire.server import AccessRole, ClockUpdate, ServerInfo, WhoAmI
 
 __all__ = [
-    "API_PREFIX", "IDEMPOTENCY_HEADER", "REPLAYED_HEADER", "PROBLEM_CONTENT_TYPE",
-    "AccessRole", "ActionKind", "ActionRequest", "ActionResult", "Attention", "AuditPage",
-    "AuditRecord", "BucketConflict", "FieldError", "EVENT_DATA", "BucketClosedData", "SloChangedData",
-    "IncidentEventData", "ActionEventData", "ClockEventData", "ClockUpdate", "DecodedType", "EscalationTarget",
-    "EventPage", "EventType", "FleetSummary", "IncidentDetail", "IncidentPage",
-    "IncidentState", "Incident", "IngestBucket", "IngestRequest", "IngestResult",
-    "Lineage", "LineageEntry", "LiveState", "ModelDetail", "ModelPage", "ModelSort",
-    "ModelSummary", "Note", "Page", "ProblemDetails", "ProblemType", "ServerEvent",
-    "ServerInfo", "StabilityPoint", "StabilitySeries", "StateChange", "TimelineEntry",
-    "WhoAmI", "Window", "Health", "Tier", "Role", "LaunchPhase", "Severity", "SloStatus",
-    "Model", "HealthBands", "ActionOption", "Confirmation", "IncidentCause", "IncidentGroup", "IncidentMember",
-    "TargetHealth", "SignalGap",
+    "API_PREFIX",
+    "IDEMPOTENCY_HEADER",
+    "REPLAYED_HEADER",
+    "PROBLEM_CONTENT_TYPE",
+    "AccessRole",
+    "ActionKind",
+    "ActionRequest",
+    "ActionResult",
+    "Attention",
+    "AuditPage",
+    "AuditRecord",
+    "BucketConflict",
+    "FieldError",
+    "EVENT_DATA",
+    "BucketClosedData",
+    "SloChangedData",
+    "IncidentEventData",
+    "ActionEventData",
+    "ClockEventData",
+    "ClockUpdate",
+    "DecodedType",
+    "EscalationTarget",
+    "EventPage",
+    "EventType",
+    "FleetSummary",
+    "IncidentDetail",
+    "IncidentPage",
+    "IncidentState",
+    "Incident",
+    "IngestBucket",
+    "IngestRequest",
+    "IngestResult",
+    "Lineage",
+    "LineageEntry",
+    "LiveState",
+    "ModelDetail",
+    "ModelPage",
+    "ModelSort",
+    "ModelSummary",
+    "Note",
+    "Page",
+    "ProblemDetails",
+    "ProblemType",
+    "ServerEvent",
+    "ServerInfo",
+    "StabilityPoint",
+    "StabilitySeries",
+    "StateChange",
+    "TimelineEntry",
+    "WhoAmI",
+    "Window",
+    "Health",
+    "Tier",
+    "Role",
+    "LaunchPhase",
+    "Severity",
+    "SloStatus",
+    "Model",
+    "HealthBands",
+    "ActionOption",
+    "Confirmation",
+    "IncidentCause",
+    "IncidentGroup",
+    "IncidentMember",
+    "TargetHealth",
+    "SignalGap",
 ]

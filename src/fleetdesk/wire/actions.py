@@ -19,17 +19,22 @@ class ActionRequest(WireModel):
     reason: str = Field(default="", max_length=2000)
     dry_run: bool = False
     expected_serving_model_id: str | None = Field(
-        default=None, description="Required for rollback, end-experiment, halt-launch: the serving model the caller saw"
+        default=None,
+        description="Required for rollback, end-experiment, halt-launch: the serving model the caller saw",
     )
     target: EscalationTarget = EscalationTarget.OWNER
     text: str | None = Field(default=None, max_length=10000, description="Note text (note only)")
     acknowledged_target: str | None = Field(
-        default=None, max_length=256,
+        default=None,
+        max_length=256,
         description="rollback, end-experiment: the id of an unhealthy baseline you move traffic to anyway"
-                    " (required when the option names acknowledge_target; 409 target-unhealthy otherwise)")
+        " (required when the option names acknowledge_target; 409 target-unhealthy otherwise)",
+    )
     holdout_override: bool = Field(
-        default=False, description="rollback, end-experiment on a holdout: end its measurement anyway (with a"
-                                   " reason; 422 holdout-override-required otherwise)")
+        default=False,
+        description="rollback, end-experiment on a holdout: end its measurement anyway (with a"
+        " reason; 422 holdout-override-required otherwise)",
+    )
 
 
 class StateChange(WireModel):
@@ -56,19 +61,31 @@ class ActionResult(WireModel):
     dry_run: bool
     at: Moment
     summary: str = Field(description="What happened (or would), in plain words")
-    changes: list[StateChange] = Field(description="Every model whose live state changes, before and after")
+    changes: list[StateChange] = Field(
+        description="Every model whose live state changes, before and after"
+    )
     traffic_moved: float = Field(description="Traffic share moved off the model")
     traffic_to: str | None
     pages: list[Page]
     incident_id: int | None
     audit_id: int | None = Field(description="None for a dry run")
     event_id: int | None = Field(description="None for a dry run")
-    warnings: list[str] = Field(default_factory=list, description="What to weigh before confirming, worst first")
+    warnings: list[str] = Field(
+        default_factory=list, description="What to weigh before confirming, worst first"
+    )
     target_health: TargetHealth | None = Field(
-        default=None, description="rollback, end-experiment: the health of the baseline the traffic moves to")
-    confirmation: Confirmation | None = Field(default=None, description="Dry runs: how the action must be confirmed")
-    acknowledge_target: str | None = Field(default=None, description="Dry runs: the id acknowledged_target must name")
-    override_required: bool = Field(default=False, description="Dry runs: holdout_override is needed")
+        default=None,
+        description="rollback, end-experiment: the health of the baseline the traffic moves to",
+    )
+    confirmation: Confirmation | None = Field(
+        default=None, description="Dry runs: how the action must be confirmed"
+    )
+    acknowledge_target: str | None = Field(
+        default=None, description="Dry runs: the id acknowledged_target must name"
+    )
+    override_required: bool = Field(
+        default=False, description="Dry runs: holdout_override is needed"
+    )
 
 
 class AuditRecord(WireModel):
@@ -83,7 +100,9 @@ class AuditRecord(WireModel):
     after: LiveState | None
     idempotency_key: str
     incident_id: int | None
-    detail: dict[str, Any] = Field(default_factory=dict, description="Action specifics, e.g. pages sent, note text")
+    detail: dict[str, Any] = Field(
+        default_factory=dict, description="Action specifics, e.g. pages sent, note text"
+    )
 
 
 class AuditPage(WireModel):

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fleetdesk.domain.bounds import Moment
 from fleetdesk.domain.attention import Attention
+from fleetdesk.domain.bounds import Moment
 from fleetdesk.domain.stability import Health
 from fleetdesk.wire.actions import ActionResult, AuditRecord
 from fleetdesk.wire.base import WireModel

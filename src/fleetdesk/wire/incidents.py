@@ -26,7 +26,9 @@ class IncidentCause(StrEnum):
 
     OWN = "own"  # one model's own trouble
     UPSTREAM = "upstream"  # downstream models joined their upstream model's incident
-    SHARED = "shared"  # models of one app and surface turned unstable together: shared cause suspected
+    SHARED = (
+        "shared"  # models of one app and surface turned unstable together: shared cause suspected
+    )
 
 
 class IncidentGroup(WireModel):
@@ -36,14 +38,18 @@ class IncidentGroup(WireModel):
     app: str
     surface: str
     label: str = Field(description="e.g. 'Instagram · Feed'")
-    started_at: Moment = Field(description="When the first member's trouble began (its first bad bucket)")
+    started_at: Moment = Field(
+        description="When the first member's trouble began (its first bad bucket)"
+    )
     note: str = "shared cause suspected"
 
 
 class Incident(WireModel):
     id: int
     model_id: str = Field(description="The model the incident opened on")
-    model_ids: list[str] = Field(description="Every model that joined the incident, first one first")
+    model_ids: list[str] = Field(
+        description="Every model that joined the incident, first one first"
+    )
     state: IncidentState
     severity: Severity
     title: str
@@ -65,9 +71,15 @@ class TimelineEntry(WireModel):
     actor: str | None = Field(description="None for the server itself")
     text: str
     audit_id: int | None = None
-    repeats: int = Field(default=1, ge=1, description="Identical server entries this one stands for (the incident"
-                                                       " detail collapses repeats; the first one's id and time)")
-    last_at: Moment | None = Field(default=None, description="The last repeat's time, when repeats > 1")
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        description="Identical server entries this one stands for (the incident"
+        " detail collapses repeats; the first one's id and time)",
+    )
+    last_at: Moment | None = Field(
+        default=None, description="The last repeat's time, when repeats > 1"
+    )
 
 
 class IncidentMember(WireModel):
@@ -80,8 +92,12 @@ class IncidentMember(WireModel):
     owner_team: str
     health: Health
     attention: Attention
-    joined_at: Moment | None = Field(default=None, description="When it opened or joined the incident")
-    open: bool = Field(description="Still points at this incident (False: it recovered, or moved on)")
+    joined_at: Moment | None = Field(
+        default=None, description="When it opened or joined the incident"
+    )
+    open: bool = Field(
+        description="Still points at this incident (False: it recovered, or moved on)"
+    )
 
 
 class Note(WireModel):
@@ -94,11 +110,14 @@ class Note(WireModel):
 
 
 class IncidentDetail(Incident):
-    timeline: list[TimelineEntry] = Field(description="Oldest first; a server entry repeated with nothing a person"
-                                                      " did in between is one entry with repeats and last_at")
+    timeline: list[TimelineEntry] = Field(
+        description="Oldest first; a server entry repeated with nothing a person"
+        " did in between is one entry with repeats and last_at"
+    )
     notes: list[Note]
-    members: list[IncidentMember] = Field(default_factory=list, description="Every model of the incident, in"
-                                                                            " model_ids order")
+    members: list[IncidentMember] = Field(
+        default_factory=list, description="Every model of the incident, in model_ids order"
+    )
 
 
 class IncidentPage(WireModel):

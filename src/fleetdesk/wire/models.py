@@ -7,11 +7,11 @@ from enum import StrEnum
 
 from pydantic import Field, computed_field
 
-from fleetdesk.domain.bounds import Moment, Span
 from fleetdesk.domain.attention import Attention
+from fleetdesk.domain.bounds import Moment, Span
+from fleetdesk.domain.comparison import SignalGap
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import FunnelStage
-from fleetdesk.domain.comparison import SignalGap
 from fleetdesk.domain.playbook import ActionOption, TargetHealth
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
@@ -40,7 +40,9 @@ class DecodedType(WireModel):
     position_label: str
     architecture_label: str
     stage: FunnelStage
-    description: str = Field(description="e.g. 'Instagram · Stories · tray (sourcing) · multi-task multi-label'")
+    description: str = Field(
+        description="e.g. 'Instagram · Stories · tray (sourcing) · multi-task multi-label'"
+    )
 
 
 class ModelSummary(WireModel):
@@ -56,9 +58,15 @@ class ModelSummary(WireModel):
     owner_team: str
     oncall_rotation: str
     baseline_model_id: str | None
-    health: Health = Field(description="Health of the latest closed bucket (no_data when it is missing)")
-    calibration: float | None = Field(default=None, description="Calibration of the latest closed bucket")
-    normalized_entropy: float | None = Field(default=None, description="NE of the latest closed bucket")
+    health: Health = Field(
+        description="Health of the latest closed bucket (no_data when it is missing)"
+    )
+    calibration: float | None = Field(
+        default=None, description="Calibration of the latest closed bucket"
+    )
+    normalized_entropy: float | None = Field(
+        default=None, description="NE of the latest closed bucket"
+    )
     attention: Attention
     live: LiveState
     budget_remaining: float | None
@@ -68,7 +76,9 @@ class ModelSummary(WireModel):
     last_bucket_start: Moment | None
     purpose: str
     incident_group: IncidentGroup | None = Field(
-        default=None, description="Its open incident is a shared-cause group: which surface, since when")
+        default=None,
+        description="Its open incident is a shared-cause group: which surface, since when",
+    )
 
 
 class ModelPage(WireModel):
@@ -92,10 +102,17 @@ class ModelDetail(WireModel):
         default_factory=list,
         description="Every playbook action kind for this model now: available or why not, and its confirmation",
     )
-    baseline_health: TargetHealth | None = Field(default=None, description="Its baseline's health now (the fallback)")
-    holdout_health: TargetHealth | None = Field(default=None, description="Its holdout's health now")
-    fallback: str = Field(default="", description="The fallback in words: 'safe fallback is its baseline X', or"
-                                                  " 'baseline X is itself paging since 18:00: escalate'")
+    baseline_health: TargetHealth | None = Field(
+        default=None, description="Its baseline's health now (the fallback)"
+    )
+    holdout_health: TargetHealth | None = Field(
+        default=None, description="Its holdout's health now"
+    )
+    fallback: str = Field(
+        default="",
+        description="The fallback in words: 'safe fallback is its baseline X', or"
+        " 'baseline X is itself paging since 18:00: escalate'",
+    )
 
 
 class LineageEntry(WireModel):
@@ -111,8 +128,12 @@ class LineageEntry(WireModel):
 class Lineage(WireModel):
     model_id: str
     upstream: list[LineageEntry] = Field(description="Upstream chain, nearest first")
-    downstream: list[LineageEntry] = Field(description="Blast radius: every transitive downstream model, by tier then id")
-    blast_radius: dict[Tier, int] = Field(description="Downstream count per tier, every tier present")
+    downstream: list[LineageEntry] = Field(
+        description="Blast radius: every transitive downstream model, by tier then id"
+    )
+    blast_radius: dict[Tier, int] = Field(
+        description="Downstream count per tier, every tier present"
+    )
 
 
 class Window(StrEnum):
@@ -153,21 +174,33 @@ class StabilitySeries(WireModel):
     end: Moment
     bucket: Span
     bands: HealthBands
-    points: list[StabilityPoint] = Field(description="Buckets present in [start, end), oldest first; gaps are missing buckets")
+    points: list[StabilityPoint] = Field(
+        description="Buckets present in [start, end), oldest first; gaps are missing buckets"
+    )
     baseline_model_id: str | None
-    baseline_points: list[StabilityPoint] = Field(description="The baseline's buckets over the same window, for overlay")
+    baseline_points: list[StabilityPoint] = Field(
+        description="The baseline's buckets over the same window, for overlay"
+    )
     holdout_model_id: str | None = None
     holdout_points: list[StabilityPoint] = Field(
-        default_factory=list, description="The holdout's buckets over the same window, for overlay (each judged"
-                                          " against its own band); only when asked (?holdout=true)")
-    gaps: list[SignalGap] = Field(default_factory=list,
-                                  description="The model against its baseline and holdout over the window")
+        default_factory=list,
+        description="The holdout's buckets over the same window, for overlay (each judged"
+        " against its own band); only when asked (?holdout=true)",
+    )
+    gaps: list[SignalGap] = Field(
+        default_factory=list,
+        description="The model against its baseline and holdout over the window",
+    )
 
 
 class FleetSummary(WireModel):
     evaluated_at: Moment
     total_models: int
-    counts: dict[Health, dict[Tier, int]] = Field(description="Models by health then tier, every key present")
+    counts: dict[Health, dict[Tier, int]] = Field(
+        description="Models by health then tier, every key present"
+    )
     attention: dict[Attention, int]
     open_incidents: int
-    worst: list[ModelSummary] = Field(description="Models needing attention, worst first (see ModelSort.WORST); healthy ones excluded")
+    worst: list[ModelSummary] = Field(
+        description="Models needing attention, worst first (see ModelSort.WORST); healthy ones excluded"
+    )

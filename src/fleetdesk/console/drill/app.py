@@ -7,12 +7,12 @@ from pathlib import Path
 
 from textual import events, work
 
-from fleetdesk.console.drill.scorecard import ScorecardScreen
 from fleetdesk.console.app import Backend, FleetdeskApp
-from fleetdesk.settings.console import ConsoleSettings
+from fleetdesk.console.drill.scorecard import ScorecardScreen
 from fleetdesk.domain.text import sanitize
 from fleetdesk.drills.scoring import Scorecard
 from fleetdesk.drills.session import DrillRun, save_scorecard
+from fleetdesk.settings.console import ConsoleSettings
 
 
 class DrillApp(FleetdeskApp):
@@ -23,8 +23,15 @@ class DrillApp(FleetdeskApp):
     headless player calls ``conclude`` itself when its script is done.
     """
 
-    def __init__(self, backend: Backend, drill: DrillRun, *, out_dir: Path | None,
-                 settings: ConsoleSettings | None = None, conclude_by_itself: bool = True) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        drill: DrillRun,
+        *,
+        out_dir: Path | None,
+        settings: ConsoleSettings | None = None,
+        conclude_by_itself: bool = True,
+    ) -> None:
         super().__init__(backend, settings)
         self.drill = drill
         self.out_dir = out_dir
@@ -40,7 +47,9 @@ class DrillApp(FleetdeskApp):
             self.notify(
                 f"{sanitize(self.drill.scenario.title)}: metrics replay at {self.drill.speed:g} bucket(s) per second. "
                 "Respond to the page as on call; the drill ends when you have, or with q.",
-                title="Drill started", timeout=15, markup=False,
+                title="Drill started",
+                timeout=15,
+                markup=False,
             )
             self.end_when_done()
 
@@ -83,9 +92,13 @@ class DrillApp(FleetdeskApp):
         done, _ = await asyncio.wait([waiting, settling], return_when=asyncio.FIRST_COMPLETED)
         if settling in done and not waiting.done():
             # Not the end yet: a second escalation, or any other change after the right one, still counts.
-            self.notify(f"Every expected response is in. The drill runs on {self.drill.scenario.grading.settle:g} s"
-                        " more (q ends it now): what you do until then is graded too.",
-                        title="Drill nearly done", timeout=10, markup=False)
+            self.notify(
+                f"Every expected response is in. The drill runs on {self.drill.scenario.grading.settle:g} s"
+                " more (q ends it now): what you do until then is graded too.",
+                title="Drill nearly done",
+                timeout=10,
+                markup=False,
+            )
         await waiting
         settling.cancel()
         card = await self.conclude()

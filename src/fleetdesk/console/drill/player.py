@@ -13,8 +13,8 @@ from textual.worker import Worker
 
 from fleetdesk.console.drill.app import DrillApp
 from fleetdesk.console.screens.action_keys import WORKER_GROUPS
-from fleetdesk.drills.script import KeyScript
 from fleetdesk.drills.scoring import Scorecard
+from fleetdesk.drills.script import KeyScript
 
 GRACE_SECONDS = 3.0
 """After the last key the drill runs on this long (unless complete sooner), so the last action lands."""
@@ -26,8 +26,13 @@ ENDLESS_WORKER_GROUPS = frozenset({"live", "drill"})
 """Workers that run for the app's whole life (the console's live feed, the drill's end watch)."""
 
 
-async def play(app: DrillApp, script: KeyScript, *, grace: float = GRACE_SECONDS,
-               size: tuple[int, int] = HEADLESS_SIZE) -> Scorecard:
+async def play(
+    app: DrillApp,
+    script: KeyScript,
+    *,
+    grace: float = GRACE_SECONDS,
+    size: tuple[int, int] = HEADLESS_SIZE,
+) -> Scorecard:
     """Run the drill with ``script`` at the keys and return its scorecard (also saved when the app saves)."""
     async with app.run_test(size=size):
         run = app.drill
@@ -89,15 +94,20 @@ async def press(app: DrillApp, *keys: str) -> None:
             await _started_work_done(app, workers_before)
         while True:
             await _settled(app)
-            busy = [worker for worker in app.workers
-                    if worker.group.startswith(WORKER_GROUPS) and not worker.is_finished]
+            busy = [
+                worker
+                for worker in app.workers
+                if worker.group.startswith(WORKER_GROUPS) and not worker.is_finished
+            ]
             if not busy:
                 return
             await asyncio.gather(*(worker.wait() for worker in busy), return_exceptions=True)
 
 
 async def _started_work_done(app: DrillApp, workers_before: set[Worker]) -> None:
-    started = [w for w in app.workers if w not in workers_before and w.group not in ENDLESS_WORKER_GROUPS]
+    started = [
+        w for w in app.workers if w not in workers_before and w.group not in ENDLESS_WORKER_GROUPS
+    ]
     await asyncio.gather(*(worker.wait() for worker in started), return_exceptions=True)
 
 

@@ -37,9 +37,21 @@ class ScorecardScreen(ModalScreen[None]):
     ScorecardScreen #saved { padding: 0 1; color: $foreground-muted; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", id="close-scorecard", tooltip="Close the scorecard and end the drill."),
-        Binding("q", "close", "Close", id="close-scorecard-q", tooltip="Close the scorecard and end the drill.",
-                show=False),
+        Binding(
+            "escape",
+            "close",
+            "Close",
+            id="close-scorecard",
+            tooltip="Close the scorecard and end the drill.",
+        ),
+        Binding(
+            "q",
+            "close",
+            "Close",
+            id="close-scorecard-q",
+            tooltip="Close the scorecard and end the drill.",
+            show=False,
+        ),
     ]
 
     def __init__(self, card: Scorecard, saved: list[Path]) -> None:
@@ -51,7 +63,10 @@ class ScorecardScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Markdown(to_markdown(self.card), id="card", open_links=False)
             if self.saved:
-                yield Static(Text("\n".join(f"Saved: {sanitize(str(path))}" for path in self.saved)), id="saved")
+                yield Static(
+                    Text("\n".join(f"Saved: {sanitize(str(path))}" for path in self.saved)),
+                    id="saved",
+                )
         yield KeyFooter()
 
     def action_close(self) -> None:

@@ -43,20 +43,58 @@ class ActionKey:
     """The confirmation dialog's title; ``{id}`` is the model id."""
 
     def binding(self) -> Binding:
-        return Binding(self.key, f"act('{self.kind.value}')", self.label, id=self.kind.value, tooltip=self.tooltip)
+        return Binding(
+            self.key,
+            f"act('{self.kind.value}')",
+            self.label,
+            id=self.kind.value,
+            tooltip=self.tooltip,
+        )
 
 
 ACTION_KEYS = (
-    ActionKey(ActionKind.ROLLBACK, "r", "Rollback", "Roll back to the baseline: its traffic moves to the baseline.",
-              "Roll back {id} to its baseline?"),
-    ActionKey(ActionKind.END_EXPERIMENT, "e", "End exp", "End this experiment: traffic goes back to its baseline.",
-              "End the experiment {id}?"),
-    ActionKey(ActionKind.ESCALATE, "x", "Escalate",
-              "Page the owning team (or the upstream team when the cause is upstream).", "Escalate {id}?"),
-    ActionKey(ActionKind.HALT_LAUNCH, "h", "Halt", "Halt this launch's scale-up where it is.",
-              "Halt the launch of {id}?"),
-    ActionKey(ActionKind.ACK, "a", "Ack", "Acknowledge the open incident.", "Acknowledge the incident on {id}?"),
-    ActionKey(ActionKind.NOTE, "n", "Note", "Add a note to the incident (or the model).", "Add a note to {id}?"),
+    ActionKey(
+        ActionKind.ROLLBACK,
+        "r",
+        "Rollback",
+        "Roll back to the baseline: its traffic moves to the baseline.",
+        "Roll back {id} to its baseline?",
+    ),
+    ActionKey(
+        ActionKind.END_EXPERIMENT,
+        "e",
+        "End exp",
+        "End this experiment: traffic goes back to its baseline.",
+        "End the experiment {id}?",
+    ),
+    ActionKey(
+        ActionKind.ESCALATE,
+        "x",
+        "Escalate",
+        "Page the owning team (or the upstream team when the cause is upstream).",
+        "Escalate {id}?",
+    ),
+    ActionKey(
+        ActionKind.HALT_LAUNCH,
+        "h",
+        "Halt",
+        "Halt this launch's scale-up where it is.",
+        "Halt the launch of {id}?",
+    ),
+    ActionKey(
+        ActionKind.ACK,
+        "a",
+        "Ack",
+        "Acknowledge the open incident.",
+        "Acknowledge the incident on {id}?",
+    ),
+    ActionKey(
+        ActionKind.NOTE,
+        "n",
+        "Note",
+        "Add a note to the incident (or the model).",
+        "Add a note to {id}?",
+    ),
 )
 QUESTIONS = {key.kind: key.question for key in ACTION_KEYS}
 
@@ -130,16 +168,29 @@ class ActionKeys(ConsoleScreen):
         retry = self.unconfirmed.get(action)
         if retry is not None:
             # A new dry run would judge the world after the first try may have run; the retry replays that try.
-            self._set_in_flight(action, retry, f"{action}: retry with the same key, waiting for your confirmation")
+            self._set_in_flight(
+                action, retry, f"{action}: retry with the same key, waiting for your confirmation"
+            )
             self.post_message(PreviewReady(retry, self.previews[action]))
             return
         intent = self._intent(action, PREVIEW_REASON, PREVIEW_REASON)
         self._set_in_flight(action, intent, f"{action}: asking the server for a dry run…")
-        self.run_worker(self._preview(intent), name=action.value, group=f"{PREVIEW_GROUP}{action}",
-                        exclusive=True, exit_on_error=False)
+        self.run_worker(
+            self._preview(intent),
+            name=action.value,
+            group=f"{PREVIEW_GROUP}{action}",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
-    def _intent(self, kind: ActionKind, reason: str, text: str = "", serving: str | None = None,
-                answer: Confirmed | None = None) -> ActionIntent:
+    def _intent(
+        self,
+        kind: ActionKind,
+        reason: str,
+        text: str = "",
+        serving: str | None = None,
+        answer: Confirmed | None = None,
+    ) -> ActionIntent:
         """A new intent; ``serving`` is the serving model the engineer saw (default: as shown now); ``answer``
         carries what the engineer explicitly accepted in the dialog."""
         assert self.detail is not None
@@ -180,16 +231,33 @@ class ActionKeys(ConsoleScreen):
                 default = f"{intent.kind} from the console ({detail.model.tier})"
                 # Expect the state the engineer saw in the preview, even if a live update came in since:
                 # if the world moved, the server answers 409 instead of acting on a state nobody reviewed.
-                real = self._intent(intent.kind, answer.reason or default, answer.text,
-                                    serving=intent.request.expected_serving_model_id, answer=answer)
+                real = self._intent(
+                    intent.kind,
+                    answer.reason or default,
+                    answer.text,
+                    serving=intent.request.expected_serving_model_id,
+                    answer=answer,
+                )
             self._set_in_flight(intent.kind, real, f"{intent.kind} in flight…")
-            self.run_worker(self._perform(real), name=real.kind.value, group=f"{ACTION_GROUP}{real.kind}",
-                            exclusive=True, exit_on_error=False)
+            self.run_worker(
+                self._perform(real),
+                name=real.kind.value,
+                group=f"{ACTION_GROUP}{real.kind}",
+                exclusive=True,
+                exit_on_error=False,
+            )
 
         question = QUESTIONS[intent.kind]
         self.app.push_screen(
-            ConfirmAction(option, question, detail.model.id, detail.model.tier, message.preview,
-                          self.console.glyphs.arrow, retry_of=retry.idempotency_key if retry else None),
+            ConfirmAction(
+                option,
+                question,
+                detail.model.id,
+                detail.model.tier,
+                message.preview,
+                self.console.glyphs.arrow,
+                retry_of=retry.idempotency_key if retry else None,
+            ),
             decided,
         )
 

@@ -8,11 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from fleetdesk.console.widgets.common.footer import KeyFooter
-from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import PageRequest
 from fleetdesk.console.messages import AuditLoaded, LiveEvent
 from fleetdesk.console.outcomes import live_state_words
+from fleetdesk.console.screens.base import ConsoleScreen
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import ActionEventData, AuditRecord
@@ -28,7 +28,9 @@ def change_words(record: AuditRecord) -> str:
 
 class AuditScreen(ConsoleScreen):
     BINDINGS = [
-        Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
+        Binding(
+            "escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."
+        ),
         Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the audit log again."),
     ]
 
@@ -38,21 +40,30 @@ class AuditScreen(ConsoleScreen):
         self.records: list[AuditRecord] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"fleetdesk · audit log · {sanitize(self.model_id, limit=80)}"), id="title")
+        yield Static(
+            Text(f"fleetdesk · audit log · {sanitize(self.model_id, limit=80)}"), id="title"
+        )
         yield DataTable(id="audit", cursor_type="row")
         yield StatusLine(id="status")
         yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for label, key in (("when", "at"), ("actor", "actor"), ("action", "action"), ("reason", "reason"),
-                           ("change", "change")):
+        for label, key in (
+            ("when", "at"),
+            ("actor", "actor"),
+            ("action", "action"),
+            ("reason", "reason"),
+            ("change", "change"),
+        ):
             table.add_column(label, key=key)
         self.load()
 
     @work(exclusive=True, group="audit-load", exit_on_error=False)
     async def load(self) -> None:
-        page = await self.console.client.audit(model_id=self.model_id, page=PageRequest(limit=AUDIT_PAGE))
+        page = await self.console.client.audit(
+            model_id=self.model_id, page=PageRequest(limit=AUDIT_PAGE)
+        )
         self.post_message(AuditLoaded(page))
 
     def on_audit_loaded(self, message: AuditLoaded) -> None:

@@ -37,5 +37,5 @@ class ConsoleScreen(Screen):
     def covered(self) -> bool:
         """An opaque screen is stacked above this one."""
         stack = self.app.screen_stack
-        above = stack[stack.index(self) + 1:] if self in stack else []
+        above = stack[stack.index(self) + 1 :] if self in stack else []
         return any(screen.styles.background.a == 1 for screen in above)

@@ -43,10 +43,15 @@ def stepped_up(option: ActionOption, preview: ActionResult) -> ActionOption:
     steps the confirmation up here too (the dry run is the fresher of the two)."""
     if preview.confirmation is None:
         return option
-    return option.model_copy(update={
-        "confirmation": preview.confirmation, "acknowledge_target": preview.acknowledge_target,
-        "override_required": preview.override_required, "warnings": preview.warnings,
-        "target_health": preview.target_health})
+    return option.model_copy(
+        update={
+            "confirmation": preview.confirmation,
+            "acknowledge_target": preview.acknowledge_target,
+            "override_required": preview.override_required,
+            "warnings": preview.warnings,
+            "target_health": preview.target_health,
+        }
+    )
 
 
 def warnings_text(warnings: list[str]) -> Text:
@@ -66,7 +71,9 @@ def preview_text(preview: ActionResult, arrow: str) -> Text:
     if preview.target_health is not None:
         health = preview.target_health
         text.append("Target health: ", style="bold")
-        text.append(("" if health.healthy else "UNHEALTHY: ") + sanitize(health.summary, limit=300) + "\n")
+        text.append(
+            ("" if health.healthy else "UNHEALTHY: ") + sanitize(health.summary, limit=300) + "\n"
+        )
     if preview.changes:
         text.append("Changes:\n", style="bold")
         for change in preview.changes:
@@ -82,7 +89,9 @@ def preview_text(preview: ActionResult, arrow: str) -> Text:
         text.append("none\n")
     text.append("Pages: ", style="bold")
     if preview.pages:
-        text.append(", ".join(f"{sanitize(p.team)} ({sanitize(p.rotation)})" for p in preview.pages))
+        text.append(
+            ", ".join(f"{sanitize(p.team)} ({sanitize(p.rotation)})" for p in preview.pages)
+        )
     else:
         text.append("nobody is paged")
     return text
@@ -97,8 +106,16 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
     ]
     AUTO_FOCUS = "#cancel"
 
-    def __init__(self, option: ActionOption, question: str, model_id: str, tier: Tier, preview: ActionResult,
-                 arrow: str, retry_of: str | None = None) -> None:
+    def __init__(
+        self,
+        option: ActionOption,
+        question: str,
+        model_id: str,
+        tier: Tier,
+        preview: ActionResult,
+        arrow: str,
+        retry_of: str | None = None,
+    ) -> None:
         super().__init__()
         option = stepped_up(option, preview)
         self.option = option
@@ -116,30 +133,55 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
             yield Static(Text(f"{title}  ({self.tier})"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
                 if self.retry_of:
-                    yield Static(Text(
-                        "Retrying an action that was not confirmed: the same idempotency key is sent, "
-                        "so it cannot run twice. Check the audit log (l) first."), classes="warning")
+                    yield Static(
+                        Text(
+                            "Retrying an action that was not confirmed: the same idempotency key is sent, "
+                            "so it cannot run twice. Check the audit log (l) first."
+                        ),
+                        classes="warning",
+                    )
                 if self.option.warnings:
-                    yield Static(warnings_text(self.option.warnings), id="warnings", classes="warning")
+                    yield Static(
+                        warnings_text(self.option.warnings), id="warnings", classes="warning"
+                    )
                 yield Static(preview_text(self.preview, self.arrow), id="preview")
                 if self.option.text_required and not self.retry_of:
                     yield Static("Note text (required):")
-                    yield Input(id="text", placeholder="what you saw or did", max_length=10000, compact=True)
+                    yield Input(
+                        id="text", placeholder="what you saw or did", max_length=10000, compact=True
+                    )
                 if self.option.acknowledge_target and not self.retry_of:
-                    yield Checkbox(Text(f"Move the traffic onto {sanitize(self.option.acknowledge_target, limit=80)}"
-                                        " anyway (it is unhealthy)"), id="acknowledge-target", compact=True)
+                    yield Checkbox(
+                        Text(
+                            f"Move the traffic onto {sanitize(self.option.acknowledge_target, limit=80)}"
+                            " anyway (it is unhealthy)"
+                        ),
+                        id="acknowledge-target",
+                        compact=True,
+                    )
                 if self.option.override_required and not self.retry_of:
-                    yield Checkbox(Text("End the holdout's measurement anyway (override)"), id="holdout-override",
-                                   compact=True)
+                    yield Checkbox(
+                        Text("End the holdout's measurement anyway (override)"),
+                        id="holdout-override",
+                        compact=True,
+                    )
                 if strict(self.option):
                     yield Static(Text(f"{self.tier}: type the model id to confirm:"))
                     yield Input(id="typed-id", placeholder=sanitize(self.model_id), compact=True)
                 if not self.retry_of and not self.option.text_required:
                     needed = "required" if strict(self.option) else "optional"
                     yield Static(f"Reason ({needed}):")
-                    yield Input(id="reason", placeholder="why, for the audit log", max_length=2000, compact=True)
-            hint = ("Fill in the fields, then Confirm. Esc cancels." if strict(self.option) or self.option.text_required
-                    else "Press y to confirm, Esc to cancel.")
+                    yield Input(
+                        id="reason",
+                        placeholder="why, for the audit log",
+                        max_length=2000,
+                        compact=True,
+                    )
+            hint = (
+                "Fill in the fields, then Confirm. Esc cancels."
+                if strict(self.option) or self.option.text_required
+                else "Press y to confirm, Esc to cancel."
+            )
             if self.option.confirmation is Confirmation.ACKNOWLEDGE and not self.retry_of:
                 hint = "Tick what the warnings say, type the id, give a reason, then Confirm. Esc cancels."
             yield Static(hint, classes="dialog-hint", id="hint")
@@ -165,14 +207,26 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
     def _valid(self) -> bool:
         if self.option.text_required and not self.retry_of and not self._value("text").strip():
             return False
-        if not self.retry_of and self.option.acknowledge_target and not self._ticked("acknowledge-target"):
+        if (
+            not self.retry_of
+            and self.option.acknowledge_target
+            and not self._ticked("acknowledge-target")
+        ):
             return False
-        if not self.retry_of and self.option.override_required and not self._ticked("holdout-override"):
+        if (
+            not self.retry_of
+            and self.option.override_required
+            and not self._ticked("holdout-override")
+        ):
             return False
         if strict(self.option):
             if self._value("typed-id") != self.model_id:
                 return False
-            if not self.retry_of and not self.option.text_required and not self._value("reason").strip():
+            if (
+                not self.retry_of
+                and not self.option.text_required
+                and not self._value("reason").strip()
+            ):
                 return False
         return True
 
@@ -205,6 +259,14 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         return True
 
     def _finish(self) -> None:
-        acknowledged = self.option.acknowledge_target if self._ticked("acknowledge-target") else None
-        self.dismiss(Confirmed(reason=self._value("reason").strip(), text=self._value("text").strip(),
-                               acknowledged_target=acknowledged, holdout_override=self._ticked("holdout-override")))
+        acknowledged = (
+            self.option.acknowledge_target if self._ticked("acknowledge-target") else None
+        )
+        self.dismiss(
+            Confirmed(
+                reason=self._value("reason").strip(),
+                text=self._value("text").strip(),
+                acknowledged_target=acknowledged,
+                holdout_override=self._ticked("holdout-override"),
+            )
+        )

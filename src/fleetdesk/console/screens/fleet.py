@@ -13,11 +13,11 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from fleetdesk.console.widgets.common.footer import KeyFooter
-from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.client import FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
 from fleetdesk.console.messages import LiveEvent
+from fleetdesk.console.screens.base import ConsoleScreen
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.fleet.row import FleetRow, grouped
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
@@ -52,18 +52,50 @@ class FleetScreen(ConsoleScreen):
     BINDINGS = [
         # A priority binding runs as the app reads the key, before it hands the keys behind it to the table:
         # over a slow link "/" and the words typed after it arrive in one read, and all belong in the filter.
-        Binding("slash", "filter", "Filter", id="filter", priority=True,
-                tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok."),
-        Binding("escape", "clear_filter", "Clear", id="clear-filter", tooltip="Clear the filter and go back to the table."),
-        Binding("enter", "open", "Open", id="open-model", tooltip="Open the selected model.", show=True),
-        Binding("p", "worst_page", "Worst page", id="worst-page",
-                tooltip="Move the cursor to the worst paging model (clearing a filter that hides it)."),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            id="filter",
+            priority=True,
+            tooltip="Filter as you type: id, type words, team, t0-t4, page/ticket/unstable/ok.",
+        ),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear",
+            id="clear-filter",
+            tooltip="Clear the filter and go back to the table.",
+        ),
+        Binding(
+            "enter", "open", "Open", id="open-model", tooltip="Open the selected model.", show=True
+        ),
+        Binding(
+            "p",
+            "worst_page",
+            "Worst page",
+            id="worst-page",
+            tooltip="Move the cursor to the worst paging model (clearing a filter that hides it).",
+        ),
         *[
-            Binding(str(n + 1), f"tier({n})", f"TIER{n}", id=f"tier-{n}", show=False,
-                    tooltip=f"Show only TIER{n} models (press again for all).")
+            Binding(
+                str(n + 1),
+                f"tier({n})",
+                f"TIER{n}",
+                id=f"tier-{n}",
+                show=False,
+                tooltip=f"Show only TIER{n} models (press again for all).",
+            )
             for n in range(5)
         ],
-        Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the whole fleet again now.", show=False),
+        Binding(
+            "R",
+            "reload",
+            "Reload",
+            id="reload",
+            tooltip="Fetch the whole fleet again now.",
+            show=False,
+        ),
     ]
 
     def __init__(self) -> None:
@@ -82,7 +114,9 @@ class FleetScreen(ConsoleScreen):
         yield FleetCounts(id="counts")
         with Horizontal(id="filter-bar"):
             yield Static("/", id="filter-label")
-            yield Input(placeholder="filter: id, type words, team, t0-t4, page/unstable/ok", id="filter")
+            yield Input(
+                placeholder="filter: id, type words, team, t0-t4, page/unstable/ok", id="filter"
+            )
         yield FleetTable(glyphs, hold_seconds=self.console.settings.cursor_hold_seconds, id="fleet")
         yield StatusLine(id="status")
         yield KeyFooter()
@@ -105,7 +139,9 @@ class FleetScreen(ConsoleScreen):
             while True:
                 limit = FIRST_PAGE if first_load and not rows else PAGE_SIZE
                 page = await client.list_models(page=PageRequest(offset=len(rows), limit=limit))
-                rows.extend(map(FleetRow.of, page.items))  # page by page: no 10,000 ModelSummary held at once
+                rows.extend(
+                    map(FleetRow.of, page.items)
+                )  # page by page: no 10,000 ModelSummary held at once
                 if not page.items or len(rows) >= page.total:
                     break
                 if first_load and len(rows) == len(page.items):
@@ -131,7 +167,9 @@ class FleetScreen(ConsoleScreen):
         if not message.complete:
             if not self._loaded and self.app.screen is self:
                 self.query_one(FleetTable).set_models(message.rows)
-                self.query_one(StatusLine).say(f"loading the fleet… {len(message.rows)} of {message.total}")
+                self.query_one(StatusLine).say(
+                    f"loading the fleet… {len(message.rows)} of {message.total}"
+                )
                 self.call_after_refresh(self._first_page_shown.set)
             else:
                 self._first_page_shown.set()
@@ -170,19 +208,36 @@ class FleetScreen(ConsoleScreen):
         data = message.update.data
         changed: list[FleetRow] = []
         if isinstance(data, BucketClosedData) and (row := self._current(data.model_id)) is not None:
-            changed.append(replace(row, health=data.health, calibration=data.calibration,
-                                   normalized_entropy=data.normalized_entropy))
+            changed.append(
+                replace(
+                    row,
+                    health=data.health,
+                    calibration=data.calibration,
+                    normalized_entropy=data.normalized_entropy,
+                )
+            )
         elif isinstance(data, SloChangedData) and (row := self._current(data.model_id)) is not None:
-            changed.append(replace(row, health=data.health, attention=data.attention,
-                                   budget_remaining=data.budget_remaining))
+            changed.append(
+                replace(
+                    row,
+                    health=data.health,
+                    attention=data.attention,
+                    budget_remaining=data.budget_remaining,
+                )
+            )
         elif isinstance(data, IncidentEventData):
             incident = data.incident
             open_id = incident.id if incident.state is not IncidentState.RESOLVED else None
             for model_id in incident.model_ids:
                 row = self._current(model_id)
                 if row is not None and (open_id is not None or row.open_incident_id == incident.id):
-                    changed.append(replace(row, open_incident_id=open_id,
-                                           **grouped(incident.group if open_id is not None else None)))
+                    changed.append(
+                        replace(
+                            row,
+                            open_incident_id=open_id,
+                            **grouped(incident.group if open_id is not None else None),
+                        )
+                    )
         if self.app.screen is not self:
             self._pending.update((row.id, row) for row in changed)
             return
@@ -262,7 +317,9 @@ class FleetScreen(ConsoleScreen):
         self.open_model(message.model_id)
 
     def on_fleet_table_new_worst_page(self, message: FleetTable.NewWorstPage) -> None:
-        where = "Enter opens it" if message.followed else "p goes to it"  # the cursor is on it, or stayed
+        where = (
+            "Enter opens it" if message.followed else "p goes to it"
+        )  # the cursor is on it, or stayed
         self.query_one(StatusLine).say(f"new page: {message.model_id} ({where})", warning=True)
 
     def action_worst_page(self) -> None:
@@ -279,5 +336,9 @@ class FleetScreen(ConsoleScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter" and self.is_mounted:
-            return bool(self.query_one("#filter", Input).value or self._tier or self.query_one("#filter-bar").display)
+            return bool(
+                self.query_one("#filter", Input).value
+                or self._tier
+                or self.query_one("#filter-bar").display
+            )
         return True

@@ -17,7 +17,9 @@ class HelpScreen(ModalScreen[None]):
     """Keys of ``screen``: key, what it does, binding id (for the keymap), and why it is disabled."""
 
     BINDINGS = [
-        Binding("escape,question_mark,q", "close", "Close", id="help-close", tooltip="Close the help."),
+        Binding(
+            "escape,question_mark,q", "close", "Close", id="help-close", tooltip="Close the help."
+        ),
     ]
 
     def __init__(self, screen: Screen) -> None:
@@ -26,12 +28,16 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog help"):
-            yield Static(f"Keys: {self.target.__class__.__name__.removesuffix('Screen').lower()} view",
-                         classes="dialog-title")
+            yield Static(
+                f"Keys: {self.target.__class__.__name__.removesuffix('Screen').lower()} view",
+                classes="dialog-title",
+            )
             yield Static(self._table(), id="keys")
             # Text, not markup: "[keymap]" is a markup tag to Textual and vanished.
-            yield Static(Text("Esc closes · remap keys by id in the config file's [keymap] section"),
-                         classes="dialog-hint")
+            yield Static(
+                Text("Esc closes · remap keys by id in the config file's [keymap] section"),
+                classes="dialog-hint",
+            )
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=True, expand=True, padding=(0, 1))
@@ -43,8 +49,10 @@ class HelpScreen(ModalScreen[None]):
         # The console's keys (each has an id) before Textual's own (focus, copy, scrolling); within each, the
         # screen's first, then the app's, then the focused widget's.
         rank = {self.target: 0, self.app: 1}
-        ordered = sorted(self.target.active_bindings.items(),
-                         key=lambda item: (item[1].binding.id is None, rank.get(item[1].node, 2)))
+        ordered = sorted(
+            self.target.active_bindings.items(),
+            key=lambda item: (item[1].binding.id is None, rank.get(item[1].node, 2)),
+        )
         for key, active in ordered:
             binding = active.binding
             if binding.action in _HIDDEN_ACTIONS or (binding.action, key) in seen:

@@ -9,20 +9,22 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from fleetdesk.console.widgets.common.footer import KeyFooter
-from fleetdesk.console.screens.base import ConsoleScreen
+from fleetdesk.console.glyphs import Glyphs
 from fleetdesk.console.messages import IncidentLoaded, LiveEvent
+from fleetdesk.console.screens.base import ConsoleScreen
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.timeline import timeline_text
 from fleetdesk.domain.text import sanitize
-from fleetdesk.console.glyphs import Glyphs
 from fleetdesk.wire import IncidentDetail, IncidentEventData
 
 
 def members_text(incident: IncidentDetail, glyphs: Glyphs) -> Text:
     """Every model of the incident with its state now, worst first (the heading above says what groups them)."""
     text = Text(f"members ({len(incident.members)})", style="bold")
-    for member in sorted(incident.members, key=lambda m: (m.attention.rank, m.tier.rank, m.model_id)):
+    for member in sorted(
+        incident.members, key=lambda m: (m.attention.rank, m.tier.rank, m.model_id)
+    ):
         joined = f"  joined {member.joined_at:%H:%M}" if member.joined_at is not None else ""
         left = "" if member.open else "  (no longer in it)"
         text.append(f"\n  {glyphs.attention[member.attention]:<10} {member.tier.value}  ")
@@ -33,7 +35,9 @@ def members_text(incident: IncidentDetail, glyphs: Glyphs) -> Text:
 
 class IncidentScreen(ConsoleScreen):
     BINDINGS = [
-        Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
+        Binding(
+            "escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."
+        ),
         Binding("R", "reload", "Reload", id="reload", tooltip="Fetch the incident again."),
     ]
 

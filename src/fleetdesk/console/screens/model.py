@@ -9,10 +9,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 from textual.worker import Worker
 
-from fleetdesk.console.widgets.common.footer import KeyFooter
-from fleetdesk.console.screens.action_keys import ACTION_KEYS, ActionKeys, playbook_kind
-from fleetdesk.console.model_view import fetch_model_view
 from fleetdesk.console.messages import LiveEvent, ModelLoaded, SeriesLoaded
+from fleetdesk.console.model_view import fetch_model_view
+from fleetdesk.console.screens.action_keys import ACTION_KEYS, ActionKeys, playbook_kind
+from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.chart import CALIBRATION, NE, StabilityChart
 from fleetdesk.console.widgets.model.context import ModelContext
@@ -39,24 +39,73 @@ class ModelScreen(ActionKeys):
     """A model's page; Esc goes back to the fleet."""
 
     BINDINGS = [
-        Binding("escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."),
+        Binding(
+            "escape,backspace", "back", "Back", id="back", tooltip="Back to the previous screen."
+        ),
         *(key.binding() for key in ACTION_KEYS),
-        Binding("w", "next_window", "Window", id="next-window", tooltip="Next chart window: 1h, 6h, 24h, 7d, 28d."),
+        Binding(
+            "w",
+            "next_window",
+            "Window",
+            id="next-window",
+            tooltip="Next chart window: 1h, 6h, 24h, 7d, 28d.",
+        ),
         *[
-            Binding(str(i + 1), f"window({i})", window.value, id=f"window-{window.value}", show=False,
-                    tooltip=f"Charts over the last {window.value}.")
+            Binding(
+                str(i + 1),
+                f"window({i})",
+                window.value,
+                id=f"window-{window.value}",
+                show=False,
+                tooltip=f"Charts over the last {window.value}.",
+            )
             for i, window in enumerate(WINDOWS)
         ],
-        Binding("b", "open_baseline", "Baseline", id="open-baseline", tooltip="Open the baseline model.", show=False),
-        Binding("o", "open_holdout", "Holdout", id="open-holdout", tooltip="Open the holdout model.", show=False),
-        Binding("u", "open_upstream", "Upstream", id="open-upstream", tooltip="Open the nearest upstream (foundation) model.", show=False),
-        Binding("c", "compare_holdout", "Holdout overlay", id="compare-holdout", show=False,
-                tooltip="Overlay the holdout on the charts as well as the baseline, with its gap as numbers (again: off)."),
-        Binding("i", "incident", "Incident", id="open-incident", tooltip="The open incident's whole timeline and notes."),
+        Binding(
+            "b",
+            "open_baseline",
+            "Baseline",
+            id="open-baseline",
+            tooltip="Open the baseline model.",
+            show=False,
+        ),
+        Binding(
+            "o",
+            "open_holdout",
+            "Holdout",
+            id="open-holdout",
+            tooltip="Open the holdout model.",
+            show=False,
+        ),
+        Binding(
+            "u",
+            "open_upstream",
+            "Upstream",
+            id="open-upstream",
+            tooltip="Open the nearest upstream (foundation) model.",
+            show=False,
+        ),
+        Binding(
+            "c",
+            "compare_holdout",
+            "Holdout overlay",
+            id="compare-holdout",
+            show=False,
+            tooltip="Overlay the holdout on the charts as well as the baseline, with its gap as numbers (again: off).",
+        ),
+        Binding(
+            "i",
+            "incident",
+            "Incident",
+            id="open-incident",
+            tooltip="The open incident's whole timeline and notes.",
+        ),
         Binding("l", "audit", "Audit", id="audit-log", tooltip="This model's audit log."),
     ]
 
-    def __init__(self, model_id: str, loaded: ModelLoaded | None = None, behind: bool = False) -> None:
+    def __init__(
+        self, model_id: str, loaded: ModelLoaded | None = None, behind: bool = False
+    ) -> None:
         """``loaded``: the view already fetched (see ConsoleScreen.open_model), else it is fetched on mount;
         ``behind``: live events came while it was fetched, so it is fetched again once shown."""
         super().__init__()
@@ -76,7 +125,9 @@ class ModelScreen(ActionKeys):
 
     def compose(self) -> ComposeResult:
         glyphs = self.console.glyphs
-        yield Static(f"fleetdesk · model {sanitize(self.model_id, limit=80)}", id="title", markup=False)
+        yield Static(
+            f"fleetdesk · model {sanitize(self.model_id, limit=80)}", id="title", markup=False
+        )
         with VerticalScroll(id="model-body"):
             yield ModelContext(id="context")
             with Horizontal(id="charts"):
@@ -103,7 +154,9 @@ class ModelScreen(ActionKeys):
 
     @work(exclusive=True, group="model-load", exit_on_error=False)
     async def load(self) -> None:
-        self.post_message(await fetch_model_view(self.console, self.model_id, self.window, self.compare_holdout))
+        self.post_message(
+            await fetch_model_view(self.console, self.model_id, self.window, self.compare_holdout)
+        )
 
     def reload(self) -> None:
         """Load again for a live update; a load in flight finishes first, then one more runs.
@@ -118,7 +171,9 @@ class ModelScreen(ActionKeys):
 
     @work(exclusive=True, group="series-load", exit_on_error=False)
     async def load_series(self) -> None:
-        series = await self.console.client.stability(self.model_id, self.window, self.compare_holdout)
+        series = await self.console.client.stability(
+            self.model_id, self.window, self.compare_holdout
+        )
         self.post_message(SeriesLoaded(series))
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
@@ -133,7 +188,10 @@ class ModelScreen(ActionKeys):
 
     def _refresh_keys(self) -> None:
         """Re-check the keys (and so redraw the footer) only when one of them changed state."""
-        states = (*(self.why_not(key.kind) for key in ACTION_KEYS), *map(self.disabled_reason, NAVIGATION))
+        states = (
+            *(self.why_not(key.kind) for key in ACTION_KEYS),
+            *map(self.disabled_reason, NAVIGATION),
+        )
         if states != self._key_states:
             self._key_states = states
             self.refresh_bindings()
@@ -145,7 +203,9 @@ class ModelScreen(ActionKeys):
         if self.detail is None:
             return
         glyphs = self.console.glyphs
-        self.query_one(ModelContext).show(self.detail, self.lineage, glyphs)  # its fallback's health included
+        self.query_one(ModelContext).show(
+            self.detail, self.lineage, glyphs
+        )  # its fallback's health included
         self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille)
         now = self.console.server_now()
         self.query_one(IncidentTimeline).show(self.incident, now)
@@ -169,13 +229,18 @@ class ModelScreen(ActionKeys):
         data = message.update.data
         mine = {self.model_id}
         if self.detail is not None:
-            mine.update(m for m in (self.detail.model.baseline_model_id, self.detail.model.holdout_model_id) if m)
+            mine.update(
+                m
+                for m in (self.detail.model.baseline_model_id, self.detail.model.holdout_model_id)
+                if m
+            )
         if isinstance(data, BucketClosedData) and data.model_id in mine:
             self.load_series()  # charts change only when a bucket closes
         elif isinstance(data, SloChangedData) and data.model_id == self.model_id:
             self.reload()
         elif isinstance(data, ActionEventData) and (
-            data.result.model_id == self.model_id or any(c.model_id == self.model_id for c in data.result.changes)
+            data.result.model_id == self.model_id
+            or any(c.model_id == self.model_id for c in data.result.changes)
         ):
             self.reload()
         elif isinstance(data, IncidentEventData) and self.model_id in data.incident.model_ids:
@@ -199,8 +264,11 @@ class ModelScreen(ActionKeys):
         self.compare_holdout = not self.compare_holdout
         for chart in self.query(StabilityChart):
             chart.show_holdout(self.compare_holdout)
-        self.query_one(StatusLine).say("charts overlay the holdout too" if self.compare_holdout
-                                       else "charts overlay the baseline only")
+        self.query_one(StatusLine).say(
+            "charts overlay the holdout too"
+            if self.compare_holdout
+            else "charts overlay the baseline only"
+        )
         if self.compare_holdout:
             self.load_series()
 
@@ -240,7 +308,11 @@ class ModelScreen(ActionKeys):
             return "still loading"
         if action == "open_baseline" and detail and not detail.model.baseline_model_id:
             return "no baseline"
-        if action in ("open_holdout", "compare_holdout") and detail and not detail.model.holdout_model_id:
+        if (
+            action in ("open_holdout", "compare_holdout")
+            and detail
+            and not detail.model.holdout_model_id
+        ):
             return "no holdout"
         if action == "open_upstream" and not (self.lineage and self.lineage.upstream):
             return "no upstream model"

@@ -10,14 +10,14 @@ on the screen the exporting engineer was looking at.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from dataclasses import dataclass
+from datetime import datetime
 
 from textual.widgets import Static
 
+from fleetdesk.console.connection import Link
 from fleetdesk.console.core import Backend, ConsoleApp
 from fleetdesk.settings.console import ConsoleSettings
-from fleetdesk.console.connection import Link
 from fleetdesk.snapshot.bundle import Screen, Snapshot
 from fleetdesk.snapshot.frozen import FrozenClient
 
@@ -69,10 +69,15 @@ class SnapshotConsole(ConsoleApp):
         screen = self.screen
         view = self.snapshot.view.screen
         if view is Screen.INCIDENT and self.snapshot.incident is not None:
-            return isinstance(screen, IncidentScreen) and bool(str(screen.query_one("#timeline", Static).content))
+            return isinstance(screen, IncidentScreen) and bool(
+                str(screen.query_one("#timeline", Static).content)
+            )
         if view is Screen.FLEET:
             return bool(getattr(screen, "_loaded", False))
-        return getattr(screen, "detail", None) is not None and getattr(screen, "series", None) is not None
+        return (
+            getattr(screen, "detail", None) is not None
+            and getattr(screen, "series", None) is not None
+        )
 
 
 async def screenshot(snapshot: Snapshot, size: tuple[int, int] = SCREENSHOT_SIZE) -> str:

@@ -20,9 +20,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
-from fleetdesk.server.integrations.prometheus_rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff, post
+from fleetdesk.server.integrations.prometheus_rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.wire import EscalationTarget, Page
 
@@ -65,14 +65,22 @@ def alert_labels(page: Page, model: Model) -> dict[str, str]:
     }
 
 
-def escalation_alert(page: Page, model: Model, starts_at: datetime, ttl: timedelta, server_url: str) -> PostableAlert:
+def escalation_alert(
+    page: Page, model: Model, starts_at: datetime, ttl: timedelta, server_url: str
+) -> PostableAlert:
     """The alert announcing one escalation page."""
-    who = "the owning team" if page.target is EscalationTarget.OWNER else f"the team of an upstream model of {model.id}"
+    who = (
+        "the owning team"
+        if page.target is EscalationTarget.OWNER
+        else f"the team of an upstream model of {model.id}"
+    )
     fallback = f"baseline {model.baseline_model_id}" if model.baseline_model_id else "no baseline"
     return PostableAlert(
         labels=alert_labels(page, model),
         annotations={
-            "summary": sanitize(f"{model.id} ({model.tier}) escalated to {page.team}: {page.reason}", limit=500),
+            "summary": sanitize(
+                f"{model.id} ({model.tier}) escalated to {page.team}: {page.reason}", limit=500
+            ),
             "context": sanitize(
                 f"{model.id} is a {model.role} {model.type} model ({model.tier}, owner {model.owner_team},"
                 f" {fallback}): {model.purpose}",
@@ -120,13 +128,17 @@ class AlertmanagerTarget(OutboundPagingTarget):
         resolved = []
         for alert in page_payload:
             original = PostableAlert.model_validate(alert)
-            resolved.append(original.model_copy(update={"ends_at": max(resolved_at, original.starts_at)}).wire())
+            resolved.append(
+                original.model_copy(update={"ends_at": max(resolved_at, original.starts_at)}).wire()
+            )
         return resolved
 
     def send(self, entry: OutboxEntry) -> None:
         response = post(self._http, f"{self.url}/api/v2/alerts", json=entry.payload)
         if response.status_code != 200:
-            raise DeliveryFailed(sanitize(f"HTTP {response.status_code}: {response.text}", limit=300))
+            raise DeliveryFailed(
+                sanitize(f"HTTP {response.status_code}: {response.text}", limit=300)
+            )
 
     def close(self) -> None:
         super().close()

@@ -54,10 +54,17 @@ def configure(backend: Backend, settings: ServerSettings, server_url: str) -> In
         from fleetdesk.server.integrations.prometheus_api import PrometheusTimeouts
         from fleetdesk.server.integrations.prometheus_source import PrometheusMetricsSource
 
-        lag = backend.config.bucket if settings.prometheus_lag is None else timedelta(seconds=settings.prometheus_lag)
+        lag = (
+            backend.config.bucket
+            if settings.prometheus_lag is None
+            else timedelta(seconds=settings.prometheus_lag)
+        )
         done.metrics = PrometheusMetricsSource(
-            settings.prometheus_url, backend.config.bucket, lag=lag,
-            timeouts=PrometheusTimeouts(query=settings.prometheus_timeout), selector=settings.prometheus_selector,
+            settings.prometheus_url,
+            backend.config.bucket,
+            lag=lag,
+            timeouts=PrometheusTimeouts(query=settings.prometheus_timeout),
+            selector=settings.prometheus_selector,
         )
         backend.metrics = done.metrics
         done.closers.append(done.metrics.close)
@@ -65,8 +72,9 @@ def configure(backend: Backend, settings: ServerSettings, server_url: str) -> In
     if settings.alertmanager_url:
         from fleetdesk.server.integrations.alertmanager import AlertmanagerTarget
 
-        done.paging = AlertmanagerTarget(settings.alertmanager_url, server_url,
-                                         ttl=timedelta(hours=settings.alert_ttl))
+        done.paging = AlertmanagerTarget(
+            settings.alertmanager_url, server_url, ttl=timedelta(hours=settings.alert_ttl)
+        )
     elif settings.webhook_url:
         from fleetdesk.server.integrations.webhook import WebhookTarget
 
@@ -85,13 +93,19 @@ def _report_prometheus(source: PrometheusMetricsSource) -> None:
     try:
         models = source.probe()
     except PrometheusError as error:
-        log.warning("%s: %s; stability series answer 503 until it is back", error.details.title,
-                    error.details.detail)
+        log.warning(
+            "%s: %s; stability series answer 503 until it is back",
+            error.details.title,
+            error.details.detail,
+        )
         return
     where = public_url(source.api.base_url)
     if models == 0:
-        log.warning("Prometheus at %s has no fleetdesk_stability counters yet: is it scraping a fleetdesk "
-                    "server's /metrics? Stability series show no data until it does", where)
+        log.warning(
+            "Prometheus at %s has no fleetdesk_stability counters yet: is it scraping a fleetdesk "
+            "server's /metrics? Stability series show no data until it does",
+            where,
+        )
     else:
         log.info("Prometheus at %s has stability counters for %d models", where, models)
 
@@ -107,9 +121,15 @@ def webhook_secret(settings: ServerSettings) -> bytes:
     if settings.webhook_secret_file is not None:
         secret = read_secret_file(settings.webhook_secret_file)
     else:
-        secret = (settings.webhook_secret.get_secret_value() if settings.webhook_secret else "").strip().encode()
+        secret = (
+            (settings.webhook_secret.get_secret_value() if settings.webhook_secret else "")
+            .strip()
+            .encode()
+        )
     if not secret:
-        raise IntegrationError(f"webhook_url needs a signing secret: webhook_secret_file PATH or ${WEBHOOK_SECRET_ENV}")
+        raise IntegrationError(
+            f"webhook_url needs a signing secret: webhook_secret_file PATH or ${WEBHOOK_SECRET_ENV}"
+        )
     return secret
 
 
@@ -119,7 +139,11 @@ def read_secret_file(path: Path) -> bytes:
 
     try:
         if path.stat().st_mode & 0o077:
-            raise IntegrationError(f"the webhook secret file {path} is readable by others: chmod 600 it")
+            raise IntegrationError(
+                f"the webhook secret file {path} is readable by others: chmod 600 it"
+            )
         return read_regular_file(path, 4 * KIB).strip()
     except OSError as error:
-        raise IntegrationError(f"cannot read the webhook secret file {path}: {error.strerror}") from None
+        raise IntegrationError(
+            f"cannot read the webhook secret file {path}: {error.strerror}"
+        ) from None

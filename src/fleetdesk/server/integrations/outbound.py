@@ -36,7 +36,9 @@ PAGE, RESOLVE = "page", "resolve"
 class OutboundPagingTarget(PagingTarget):
     """A PagingTarget that sends over the network through a durable outbox; call ``attach`` once."""
 
-    def __init__(self, server_url: str, backoff: RetryBackoff | None = None, sweep_interval: float = 2.0) -> None:
+    def __init__(
+        self, server_url: str, backoff: RetryBackoff | None = None, sweep_interval: float = 2.0
+    ) -> None:
         self.server_url = server_url
         """This fleetdesk server's URL, for the console command in pages."""
         self._backoff = backoff
@@ -70,8 +72,14 @@ class OutboundPagingTarget(PagingTarget):
     def attach(self, backend: Backend) -> None:
         """Use this backend's database for the outbox and its incidents; start retrying."""
         self._backend = backend
-        self._outbox = Outbox(backend.store.path, self.name, self.send, self._backoff,
-                              sweep=self._send_resolves, sweep_interval=self._sweep_interval)
+        self._outbox = Outbox(
+            backend.store.path,
+            self.name,
+            self.send,
+            self._backoff,
+            sweep=self._send_resolves,
+            sweep_interval=self._sweep_interval,
+        )
         self._outbox.add_listener(self._record_outcome)
         self._outbox.start()
 
@@ -82,11 +90,18 @@ class OutboundPagingTarget(PagingTarget):
     def deliver(self, page: Page) -> None:
         backend = self._require_backend()
         model = backend.registry.get(page.model_id)
-        entry = self.outbox.send(PAGE, page.model_id, page.incident_id, f"page to {page.team}",
-                                 self.page_payload(page, model, datetime.now(UTC)))
+        entry = self.outbox.send(
+            PAGE,
+            page.model_id,
+            page.incident_id,
+            f"page to {page.team}",
+            self.page_payload(page, model, datetime.now(UTC)),
+        )
         if entry.delivered_at is None:
-            raise PagingError(f"{self.where} did not take it ({entry.last_error}); "
-                              "it stays queued and is retried with backoff until it gets through")
+            raise PagingError(
+                f"{self.where} did not take it ({entry.last_error}); "
+                "it stays queued and is retried with backoff until it gets through"
+            )
 
     def _require_backend(self) -> Backend:
         if self._backend is None:
@@ -98,7 +113,9 @@ class OutboundPagingTarget(PagingTarget):
         # later failures only go to the log, so a long outage does not flood the
         # timeline; the eventual success is written here.
         if error is not None:
-            log.warning("%s to %s: try %d failed: %s", entry.description, self.where, entry.attempts, error)
+            log.warning(
+                "%s to %s: try %d failed: %s", entry.description, self.where, entry.attempts, error
+            )
             return
         if entry.incident_id is None or (entry.kind == PAGE and entry.attempts == 1):
             return
@@ -111,8 +128,9 @@ class OutboundPagingTarget(PagingTarget):
             kind = "page_resolved"
         at = backend.clock.now()
         with backend.write() as conn:
-            timeline_entry = incidents.add_entry(conn, entry.incident_id, at, kind, entry.model_id, None,
-                                                 sanitize(text))
+            timeline_entry = incidents.add_entry(
+                conn, entry.incident_id, at, kind, entry.model_id, None, sanitize(text)
+            )
             incidents.announce(conn, entry.incident_id, timeline_entry, at)
 
     def _send_resolves(self) -> None:
@@ -126,5 +144,11 @@ class OutboundPagingTarget(PagingTarget):
                 (self.name, PAGE),
             ).fetchall()
         for page_id, incident_id, model_id, description, payload in pages:
-            self.outbox.send(RESOLVE, model_id, incident_id, f"withdrawal of the {description}",
-                             self.resolve_payload(json.loads(payload), datetime.now(UTC)), about_id=page_id)
+            self.outbox.send(
+                RESOLVE,
+                model_id,
+                incident_id,
+                f"withdrawal of the {description}",
+                self.resolve_payload(json.loads(payload), datetime.now(UTC)),
+                about_id=page_id,
+            )

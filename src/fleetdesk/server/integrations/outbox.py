@@ -50,7 +50,9 @@ class RetryBackoff(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_delay: float = Field(default=1.0, gt=0.0, description="Seconds before the first retry (upper bound)")
+    base_delay: float = Field(
+        default=1.0, gt=0.0, description="Seconds before the first retry (upper bound)"
+    )
     max_delay: float = Field(default=60.0, gt=0.0, description="Longest wait between retries")
 
     def delay(self, failures: int, rng: random.Random) -> float:
@@ -66,7 +68,9 @@ class OutboxEntry(BaseModel):
     id: int
     target: str
     kind: str = Field(description="What the delivery does, e.g. 'page' or 'resolve'")
-    about_id: int | None = Field(description="The earlier delivery this one follows up (a resolve's page)")
+    about_id: int | None = Field(
+        description="The earlier delivery this one follows up (a resolve's page)"
+    )
     incident_id: int | None
     model_id: str
     description: str = Field(description="What is being sent, in plain words (for timelines)")
@@ -133,10 +137,19 @@ class Outbox:
     def add_listener(self, listener: OutcomeListener) -> None:
         self._listeners.append(listener)
 
-    def send(self, kind: str, model_id: str, incident_id: int | None, description: str, payload: Any,
-             about_id: int | None = None) -> OutboxEntry:
+    def send(
+        self,
+        kind: str,
+        model_id: str,
+        incident_id: int | None,
+        description: str,
+        payload: Any,
+        about_id: int | None = None,
+    ) -> OutboxEntry:
         """Store the delivery, then try it once now; a failure leaves it queued for retry."""
-        return self._attempt(self._insert(kind, about_id, model_id, incident_id, description, payload))
+        return self._attempt(
+            self._insert(kind, about_id, model_id, incident_id, description, payload)
+        )
 
     def pending(self) -> list[OutboxEntry]:
         """Deliveries not through yet, oldest first."""
@@ -150,7 +163,9 @@ class Outbox:
         """Retry due deliveries in a background thread (also those left by an earlier run)."""
         if self._thread is None:
             self._stopping.clear()
-            self._thread = threading.Thread(target=self._retry_loop, name=f"outbox-{self.target}", daemon=True)
+            self._thread = threading.Thread(
+                target=self._retry_loop, name=f"outbox-{self.target}", daemon=True
+            )
             self._thread.start()
 
     def stop(self) -> None:
@@ -165,7 +180,8 @@ class Outbox:
             if self._sweep is not None:
                 self._sweep()
             for entry in self._select(
-                "target = ? AND delivered_at IS NULL AND next_attempt_at <= ?", (self.target, _iso(_now()))
+                "target = ? AND delivered_at IS NULL AND next_attempt_at <= ?",
+                (self.target, _iso(_now())),
             ):
                 if self._stopping.is_set():
                     return
@@ -190,12 +206,18 @@ class Outbox:
             now = _now()
             if error is None:
                 updated = self._update(
-                    "attempts = attempts + 1, delivered_at = ?, last_error = NULL", (_iso(now),), entry.id
+                    "attempts = attempts + 1, delivered_at = ?, last_error = NULL",
+                    (_iso(now),),
+                    entry.id,
                 )
             else:
-                retry_at = now + timedelta(seconds=self.backoff.delay(entry.attempts + 1, self._rng))
+                retry_at = now + timedelta(
+                    seconds=self.backoff.delay(entry.attempts + 1, self._rng)
+                )
                 updated = self._update(
-                    "attempts = attempts + 1, next_attempt_at = ?, last_error = ?", (_iso(retry_at), error), entry.id
+                    "attempts = attempts + 1, next_attempt_at = ?, last_error = ?",
+                    (_iso(retry_at), error),
+                    entry.id,
                 )
                 self._wake.set()
         finally:
@@ -212,8 +234,15 @@ class Outbox:
         db.execute("PRAGMA synchronous=FULL")
         return db
 
-    def _insert(self, kind: str, about_id: int | None, model_id: str, incident_id: int | None, description: str,
-                payload: Any) -> OutboxEntry:
+    def _insert(
+        self,
+        kind: str,
+        about_id: int | None,
+        model_id: str,
+        incident_id: int | None,
+        description: str,
+        payload: Any,
+    ) -> OutboxEntry:
         now = _now()
         # The first try follows at once; the retry thread only takes the entry
         # over if that try never reports back (the process died mid-try).
@@ -221,21 +250,33 @@ class Outbox:
             row = db.execute(
                 "INSERT INTO integration_outbox (target, kind, about_id, incident_id, model_id, description,"
                 " payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-                (self.target, kind, about_id, incident_id, model_id, description, json.dumps(payload), _iso(now),
-                 _iso(now + timedelta(seconds=FIRST_TRY_GRACE))),
+                (
+                    self.target,
+                    kind,
+                    about_id,
+                    incident_id,
+                    model_id,
+                    description,
+                    json.dumps(payload),
+                    _iso(now),
+                    _iso(now + timedelta(seconds=FIRST_TRY_GRACE)),
+                ),
             ).fetchone()
         return _entry(row)
 
     def _update(self, assignments: str, values: tuple[Any, ...], entry_id: int) -> OutboxEntry:
         with contextlib.closing(self.connect()) as db:
             row = db.execute(
-                f"UPDATE integration_outbox SET {assignments} WHERE id = ? RETURNING *", (*values, entry_id)
+                f"UPDATE integration_outbox SET {assignments} WHERE id = ? RETURNING *",
+                (*values, entry_id),
             ).fetchone()
         return _entry(row)
 
     def _select(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
         with contextlib.closing(self.connect()) as db:
-            rows = db.execute(f"SELECT * FROM integration_outbox WHERE {where} ORDER BY id", values).fetchall()
+            rows = db.execute(
+                f"SELECT * FROM integration_outbox WHERE {where} ORDER BY id", values
+            ).fetchall()
         return [_entry(row) for row in rows]
 
     def _seconds_to_next(self) -> float | None:
@@ -260,8 +301,21 @@ def _iso(moment: datetime) -> str:
 
 
 def _entry(row: tuple[Any, ...]) -> OutboxEntry:
-    (entry_id, target, kind, about_id, incident_id, model_id, description, payload, created_at, attempts, next_attempt_at,
-     last_error, delivered_at) = row
+    (
+        entry_id,
+        target,
+        kind,
+        about_id,
+        incident_id,
+        model_id,
+        description,
+        payload,
+        created_at,
+        attempts,
+        next_attempt_at,
+        last_error,
+        delivered_at,
+    ) = row
     return OutboxEntry(
         id=entry_id,
         target=target,

@@ -28,12 +28,16 @@ class PrometheusTimeouts(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     connect: float = Field(default=2.0, gt=0.0)
-    query: float = Field(default=10.0, gt=0.0, description="Longest a single query may take, server side too")
+    query: float = Field(
+        default=10.0, gt=0.0, description="Longest a single query may take, server side too"
+    )
 
     def for_httpx(self) -> httpx.Timeout:
         # Reading waits a little longer than Prometheus' own timeout so its
         # "query timed out" answer arrives as a query error, not as silence.
-        return httpx.Timeout(connect=self.connect, read=self.query + 2.0, write=self.connect, pool=self.connect)
+        return httpx.Timeout(
+            connect=self.connect, read=self.query + 2.0, write=self.connect, pool=self.connect
+        )
 
 
 class PrometheusError(MetricsSourceError, Problem):
@@ -97,14 +101,18 @@ class QueryResult(BaseModel):
 
 def _unreachable(base_url: str, detail: str) -> PrometheusUnreachable:
     return PrometheusUnreachable(
-        503, ProblemType.UNAVAILABLE, "Prometheus unreachable",
+        503,
+        ProblemType.UNAVAILABLE,
+        "Prometheus unreachable",
         f"no answer from Prometheus at {public_url(base_url)}: {detail}",
     )
 
 
 def _query_error(status: int, error_type: str, error: str) -> PrometheusQueryError:
     return PrometheusQueryError(
-        502, ProblemType.METRICS_SOURCE, "Prometheus query failed",
+        502,
+        ProblemType.METRICS_SOURCE,
+        "Prometheus query failed",
         f"Prometheus answered HTTP {status} ({error_type}): {error}",
     )
 
@@ -120,7 +128,9 @@ class PrometheusApi:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts or PrometheusTimeouts()
-        self._http = httpx.Client(base_url=self.base_url, timeout=self.timeouts.for_httpx(), transport=transport)
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=self.timeouts.for_httpx(), transport=transport
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -129,11 +139,18 @@ class PrometheusApi:
         """An instant query evaluated at ``at``."""
         return self._call("/api/v1/query", {"query": expr, "time": _timestamp(at)})
 
-    def query_range(self, expr: str, start: datetime, end: datetime, step: timedelta) -> QueryResult:
+    def query_range(
+        self, expr: str, start: datetime, end: datetime, step: timedelta
+    ) -> QueryResult:
         """A range query evaluated at start, start+step, … up to end (inclusive)."""
         return self._call(
             "/api/v1/query_range",
-            {"query": expr, "start": _timestamp(start), "end": _timestamp(end), "step": f"{step.total_seconds():g}"},
+            {
+                "query": expr,
+                "start": _timestamp(start),
+                "end": _timestamp(end),
+                "step": f"{step.total_seconds():g}",
+            },
         )
 
     def _call(self, path: str, params: dict[str, str]) -> QueryResult:
@@ -141,7 +158,9 @@ class PrometheusApi:
         try:
             response = self._http.post(path, data=params)
         except httpx.TimeoutException:
-            raise _unreachable(self.base_url, f"timed out (limit {self.timeouts.query:g}s)") from None
+            raise _unreachable(
+                self.base_url, f"timed out (limit {self.timeouts.query:g}s)"
+            ) from None
         except httpx.ConnectError:
             raise _unreachable(self.base_url, "connection refused or host unreachable") from None
         except httpx.TransportError as error:
@@ -151,9 +170,13 @@ class PrometheusApi:
         try:
             body = _Response.model_validate_json(response.content)
         except ValidationError:
-            raise _query_error(response.status_code, "bad_response", "not a Prometheus API answer") from None
+            raise _query_error(
+                response.status_code, "bad_response", "not a Prometheus API answer"
+            ) from None
         if body.status == "error" or body.data is None:
-            raise _query_error(response.status_code, body.errorType or "unknown", body.error or "no error text")
+            raise _query_error(
+                response.status_code, body.errorType or "unknown", body.error or "no error text"
+            )
         return QueryResult(series=_series(body.data), warnings=[sanitize(w) for w in body.warnings])
 
 
@@ -163,14 +186,22 @@ def _is_prometheus_error(response: httpx.Response) -> bool:
 
 def _series(data: _Data) -> list[Series]:
     if data.resultType not in ("matrix", "vector"):
-        raise _query_error(200, "bad_response", f"expected a matrix or vector, got a {data.resultType}")
+        raise _query_error(
+            200, "bad_response", f"expected a matrix or vector, got a {data.resultType}"
+        )
     found = []
     for raw in data.result:
         item = _Result.model_validate(raw)
-        pairs = item.values if item.values is not None else ([item.value] if item.value is not None else [])
+        pairs = (
+            item.values
+            if item.values is not None
+            else ([item.value] if item.value is not None else [])
+        )
         # Values come as strings, "NaN" and "+Inf" included; only finite ones are data.
         samples = [Sample(at=datetime.fromtimestamp(t, UTC), value=float(v)) for t, v in pairs]
-        found.append(Series(labels=item.metric, samples=[s for s in samples if math.isfinite(s.value)]))
+        found.append(
+            Series(labels=item.metric, samples=[s for s in samples if math.isfinite(s.value)])
+        )
     return found
 
 

@@ -81,7 +81,9 @@ class RuleFile(BaseModel):
 
     def to_yaml(self, header: str = "") -> str:
         data = self.model_dump(mode="json")
-        return header + yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True)
+        return header + yaml.dump(
+            data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True
+        )
 
 
 class _BlockDumper(yaml.SafeDumper):
@@ -142,7 +144,10 @@ def stability_rules(window: timedelta) -> list[RecordingRule]:
         for name, counter in COUNTERS.items()
     ]
     events, labels = sum_record("events", window), sum_record("label_sum", window)
-    predictions, cross_entropy = sum_record("prediction_sum", window), sum_record("cross_entropy_sum", window)
+    predictions, cross_entropy = (
+        sum_record("prediction_sum", window),
+        sum_record("cross_entropy_sum", window),
+    )
     rate = background_rate_record(window)
     # Only a background rate strictly inside (0, 1) defines NE; filtering on it
     # makes an empty or one-sided window record nothing (no data), not 0 or NaN.
@@ -181,17 +186,22 @@ def _type_selector(types: list[str], exclude: bool) -> str:
     return f'{{model_type{"!~" if exclude else "=~"}"{pattern}"}}' if types else ""
 
 
-def slice_rule(policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands]) -> RecordingRule:
+def slice_rule(
+    policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands]
+) -> RecordingRule:
     """The 0/1 "slice unstable" indicator per model, one term per distinct set of bands."""
     by_bands: dict[HealthBands, list[str]] = defaultdict(list)
     for type_string, type_bands in bands.items():
         if type_bands != default_bands:
             by_bands[type_bands].append(type_string)
     groups: list[tuple[HealthBands, str]] = [
-        (type_bands, _type_selector(types, exclude=False)) for type_bands, types in sorted(
-            by_bands.items(), key=lambda item: sorted(item[1]))
+        (type_bands, _type_selector(types, exclude=False))
+        for type_bands, types in sorted(by_bands.items(), key=lambda item: sorted(item[1]))
     ]
-    groups.insert(0, (default_bands, _type_selector([t for ts in by_bands.values() for t in ts], exclude=True)))
+    groups.insert(
+        0,
+        (default_bands, _type_selector([t for ts in by_bands.values() for t in ts], exclude=True)),
+    )
     calibration, ne = calibration_record(policy.slice), ne_record(policy.slice)
     # One rule joined with `or` (selectors are disjoint): one record name must have one rule.
     terms = [
@@ -263,7 +273,7 @@ def burn_rate_alerts(policy: SloPolicy, server_url: str = DEFAULT_SERVER_URL) ->
                         "Model {{ $labels.model_id }} of type {{ $labels.model_type }} ({{ $labels.tier }}) "
                         f"is outside its calibration/NE bands in more than {threshold}x the share of "
                         f"{duration(policy.slice)} slices its {policy.objective:.4g} objective allows; "
-                        f"burn rate {{{{ $value | printf \"%.3g\" }}}} over {long_w}."
+                        f'burn rate {{{{ $value | printf "%.3g" }}}} over {long_w}.'
                     ),
                     "console": console_command(server_url, "{{ $labels.model_id }}"),
                 },
@@ -274,19 +284,27 @@ def burn_rate_alerts(policy: SloPolicy, server_url: str = DEFAULT_SERVER_URL) ->
 
 def recording_rule_file(policy: SloPolicy) -> RuleFile:
     """Stability recording rules for the SLO's slice length."""
-    return RuleFile(groups=[RuleGroup(name="fleetdesk-stability", rules=list(stability_rules(policy.slice)))])
+    return RuleFile(
+        groups=[RuleGroup(name="fleetdesk-stability", rules=list(stability_rules(policy.slice)))]
+    )
 
 
-def alert_rule_file(policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands],
-                    server_url: str = DEFAULT_SERVER_URL) -> RuleFile:
+def alert_rule_file(
+    policy: SloPolicy,
+    default_bands: HealthBands,
+    bands: dict[str, HealthBands],
+    server_url: str = DEFAULT_SERVER_URL,
+) -> RuleFile:
     """Slice health, burn rates and multi-window burn-rate alerts (needs the recording rules too)."""
     return RuleFile(
         groups=[
             RuleGroup(
                 name="fleetdesk-slo",
-                rules=[slice_rule(policy, default_bands, bands), *burn_rate_rules(policy),
-                       *burn_rate_alerts(policy, server_url)],
+                rules=[
+                    slice_rule(policy, default_bands, bands),
+                    *burn_rate_rules(policy),
+                    *burn_rate_alerts(policy, server_url),
+                ],
             )
         ]
     )
-

@@ -26,8 +26,8 @@ from datetime import UTC, datetime, timedelta
 
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.domain.text import sanitize
-from fleetdesk.server.integrations.prometheus_rules import COUNTERS
 from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusTimeouts, Series
+from fleetdesk.server.integrations.prometheus_rules import COUNTERS
 from fleetdesk.server.metrics_source import MetricsSource, valid_buckets
 from fleetdesk.server.prom import label_value
 
@@ -37,8 +37,12 @@ MAX_POINTS = 10_000
 """Boundaries per range query, below Prometheus' limit of 11,000 points per series."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_FIELDS = {"events": "weight", "label_sum": "label_sum", "prediction_sum": "prediction_sum",
-           "cross_entropy_sum": "cross_entropy_sum"}
+_FIELDS = {
+    "events": "weight",
+    "label_sum": "label_sum",
+    "prediction_sum": "prediction_sum",
+    "cross_entropy_sum": "cross_entropy_sum",
+}
 
 
 def _label_value(text: str) -> str:
@@ -98,7 +102,9 @@ class PrometheusMetricsSource(MetricsSource):
     def probe(self) -> int:
         """How many models Prometheus has stability counters for now (an instant query); raises PrometheusError."""
         selector = f"{{{self.selector}}}" if self.selector else ""
-        result = self.api.query(f"count(count by (model_id) ({COUNTERS['events']}{selector}))", datetime.now(UTC))
+        result = self.api.query(
+            f"count(count by (model_id) ({COUNTERS['events']}{selector}))", datetime.now(UTC)
+        )
         return int(sum(sample.value for series in result.series for sample in series.samples))
 
     def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
@@ -115,17 +121,25 @@ class PrometheusMetricsSource(MetricsSource):
         if not starts:
             return []
         boundaries = [moment + self.lag for moment in (*starts, starts[-1] + self.bucket)]
-        matchers = f"model_id={_label_value(label_value(model_id))}" + (f", {self.selector}" if self.selector else "")
+        matchers = f"model_id={_label_value(label_value(model_id))}" + (
+            f", {self.selector}" if self.selector else ""
+        )
         growth: dict[str, dict[datetime, float]] = {name: {} for name in COUNTERS}
         # Prometheus refuses range queries of more than 11,000 points: ask in
         # pieces that share their edge boundary, so no bucket falls between two.
         for first_index in range(0, len(boundaries) - 1, self.max_points - 1):
-            piece = boundaries[first_index:first_index + self.max_points]
+            piece = boundaries[first_index : first_index + self.max_points]
             for sum_name, counter in COUNTERS.items():
-                result = self.api.query_range(f"{counter}{{{matchers}}}", piece[0], piece[-1], self.bucket)
+                result = self.api.query_range(
+                    f"{counter}{{{matchers}}}", piece[0], piece[-1], self.bucket
+                )
                 for warning in result.warnings:
-                    log.warning("Prometheus warned about %s for %s (the answer may be partial): %s",
-                                counter, sanitize(model_id), warning)
+                    log.warning(
+                        "Prometheus warned about %s for %s (the answer may be partial): %s",
+                        counter,
+                        sanitize(model_id),
+                        warning,
+                    )
                 for moment, value in counter_growth(result.series, piece).items():
                     growth[sum_name][moment - self.lag] = value
         candidates = []
@@ -134,7 +148,12 @@ class PrometheusMetricsSource(MetricsSource):
             # A bucket with no events is no data, like a missing one: leave it out.
             if any(value is None for value in values.values()) or not values["events"]:
                 continue
-            candidates.append({"start": bucket_start, **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()}})
+            candidates.append(
+                {
+                    "start": bucket_start,
+                    **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()},
+                }
+            )
         # Prometheus answers NaN and +Inf as readily as numbers: those buckets are left out too.
         return valid_buckets(self.name, model_id, candidates)
 

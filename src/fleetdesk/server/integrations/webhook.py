@@ -24,9 +24,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretBytes
 
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.text import sanitize
-from fleetdesk.server.integrations.prometheus_rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.outbound import OutboundPagingTarget
 from fleetdesk.server.integrations.outbox import DeliveryFailed, OutboxEntry, RetryBackoff, post
+from fleetdesk.server.integrations.prometheus_rules import DEFAULT_SERVER_URL, console_command
 from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.wire import EscalationTarget, Page
 
@@ -61,13 +61,17 @@ def signature(secret: bytes, timestamp: str, body: bytes) -> str:
     return f"sha256={digest}"
 
 
-def verify_signature(secret: bytes, timestamp: str, body: bytes, received: str, now: float | None = None) -> bool:
+def verify_signature(
+    secret: bytes, timestamp: str, body: bytes, received: str, now: float | None = None
+) -> bool:
     """True when ``received`` signs this body and timestamp, and the timestamp is recent (receiver side)."""
     try:
         age = abs((time.time() if now is None else now) - int(timestamp))
     except ValueError:
         return False
-    return age <= MAX_SKEW_SECONDS and hmac.compare_digest(signature(secret, timestamp, body), received)
+    return age <= MAX_SKEW_SECONDS and hmac.compare_digest(
+        signature(secret, timestamp, body), received
+    )
 
 
 class WebhookTarget(OutboundPagingTarget):
@@ -75,8 +79,15 @@ class WebhookTarget(OutboundPagingTarget):
 
     name = "webhook"
 
-    def __init__(self, url: str, secret: bytes, server_url: str = DEFAULT_SERVER_URL, timeout: float = 5.0,
-                 backoff: RetryBackoff | None = None, sweep_interval: float = 2.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        secret: bytes,
+        server_url: str = DEFAULT_SERVER_URL,
+        timeout: float = 5.0,
+        backoff: RetryBackoff | None = None,
+        sweep_interval: float = 2.0,
+    ) -> None:
         if not secret:
             raise ValueError("a webhook needs a non-empty signing secret")
         super().__init__(server_url, backoff, sweep_interval)
@@ -93,14 +104,25 @@ class WebhookTarget(OutboundPagingTarget):
 
     def page_payload(self, page: Page, model: Model, sent_at: datetime) -> Any:
         return WebhookEvent(
-            event="page", at=sent_at, model_id=model.id, model_type=model.type, tier=model.tier, team=page.team,
-            rotation=page.rotation, target=page.target, reason=page.reason, incident_id=page.incident_id,
-            purpose=model.purpose, console=console_command(self.server_url, model.id),
+            event="page",
+            at=sent_at,
+            model_id=model.id,
+            model_type=model.type,
+            tier=model.tier,
+            team=page.team,
+            rotation=page.rotation,
+            target=page.target,
+            reason=page.reason,
+            incident_id=page.incident_id,
+            purpose=model.purpose,
+            console=console_command(self.server_url, model.id),
         ).model_dump(mode="json")
 
     def resolve_payload(self, page_payload: Any, resolved_at: datetime) -> Any:
         page = WebhookEvent.model_validate(page_payload)
-        return page.model_copy(update={"event": "resolve", "at": resolved_at}).model_dump(mode="json")
+        return page.model_copy(update={"event": "resolve", "at": resolved_at}).model_dump(
+            mode="json"
+        )
 
     def send(self, entry: OutboxEntry) -> None:
         body = WebhookEvent.model_validate(entry.payload).model_dump_json().encode()

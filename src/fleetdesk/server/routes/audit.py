@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+
 from fleetdesk.domain.bounds import MomentText
 from fleetdesk.server import views
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep, TextQuery
@@ -25,5 +26,13 @@ def audit(
     offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditPage:
-    return views.audit_page(backend, model_id=model_id, actor=actor, action=None if action is None else action.value,
-                            since=since, until=until, offset=offset, limit=limit)
+    return views.audit_page(
+        backend,
+        model_id=model_id,
+        actor=actor,
+        action=None if action is None else action.value,
+        since=since,
+        until=until,
+        offset=offset,
+        limit=limit,
+    )

@@ -34,7 +34,9 @@ def _ended(backend: Backend, principal: Principal) -> str | None:
     return access_ended(backend.store.connection(), principal)
 
 
-async def _stream(request: Request, backend: Backend, principal: Principal, after: int) -> AsyncIterator[str]:
+async def _stream(
+    request: Request, backend: Backend, principal: Principal, after: int
+) -> AsyncIterator[str]:
     loop_event = backend.notifier.subscribe()
     _, wake = loop_event
     loop = asyncio.get_running_loop()
@@ -70,13 +72,18 @@ async def _stream(request: Request, backend: Backend, principal: Principal, afte
         backend.notifier.unsubscribe(loop_event)
 
 
-@router.get("", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {}}, "description": "ServerEvent stream"}})
+@router.get(
+    "",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "ServerEvent stream"}},
+)
 async def events(
     request: Request,
     backend: BackendDep,
     principal: PrincipalDep,
-    last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0, le=SQL_INT_MAX)] = None,
+    last_event_id_query: Annotated[
+        int | None, Query(alias="last_event_id", ge=0, le=SQL_INT_MAX)
+    ] = None,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Events after Last-Event-ID (header or query); without one, only events from now on."""
@@ -87,13 +94,20 @@ async def events(
         after = int(header)
     if after is None:
         after = await to_thread.run_sync(lambda: last_event_id(backend.store.connection()))
-    return StreamingResponse(_stream(request, backend, principal, after), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        _stream(request, backend, principal, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 @router.get("/log", response_model=EventPage)
-def event_log(backend: BackendDep, _: PrincipalDep, after: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
-              limit: Annotated[int, Query(ge=1, le=BATCH)] = 100) -> EventPage:
+def event_log(
+    backend: BackendDep,
+    _: PrincipalDep,
+    after: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
+    limit: Annotated[int, Query(ge=1, le=BATCH)] = 100,
+) -> EventPage:
     """The event log for clients that cannot stream (polling fallback)."""
     conn = backend.store.connection()
     items = read_events(conn, after, limit)

@@ -14,6 +14,7 @@ router = APIRouter(prefix=f"{API_PREFIX}/fleet", tags=["fleet"])
 
 
 @router.get("/summary", response_model=FleetSummary)
-def summary(backend: BackendDep, _: PrincipalDep,
-            limit: Annotated[int, Query(ge=0, le=1000)] = 20) -> FleetSummary:
+def summary(
+    backend: BackendDep, _: PrincipalDep, limit: Annotated[int, Query(ge=0, le=1000)] = 20
+) -> FleetSummary:
     return views.fleet_summary(backend, limit)

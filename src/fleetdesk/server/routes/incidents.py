@@ -28,10 +28,11 @@ def list_incidents(
 
 
 @router.get("/{incident_id}", response_model=IncidentDetail)
-def incident_detail(incident_id: IdPath, backend: BackendDep,
-                    _: PrincipalDep) -> IncidentDetail:
+def incident_detail(incident_id: IdPath, backend: BackendDep, _: PrincipalDep) -> IncidentDetail:
     with backend.store.read() as conn:
         detail = incidents.incident_detail(conn, backend.registry, incident_id)
     if detail is None:
-        raise Problem(404, ProblemType.NOT_FOUND, f"no incident {incident_id}", title="Unknown incident")
+        raise Problem(
+            404, ProblemType.NOT_FOUND, f"no incident {incident_id}", title="Unknown incident"
+        )
     return detail

@@ -11,7 +11,14 @@ from fastapi.responses import Response
 from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.ingest import ingest
-from fleetdesk.wire import API_PREFIX, IDEMPOTENCY_HEADER, REPLAYED_HEADER, IngestRequest, IngestResult, ProblemDetails
+from fleetdesk.wire import (
+    API_PREFIX,
+    IDEMPOTENCY_HEADER,
+    REPLAYED_HEADER,
+    IngestRequest,
+    IngestResult,
+    ProblemDetails,
+)
 
 router = APIRouter(prefix=API_PREFIX, tags=["metrics"])
 
@@ -35,4 +42,6 @@ def ingest_buckets(
 
     outcome = run_once(backend, principal.user, key, fingerprint, work)
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
-    return Response(outcome.body, status_code=outcome.status, media_type="application/json", headers=headers)
+    return Response(
+        outcome.body, status_code=outcome.status, media_type="application/json", headers=headers
+    )

@@ -42,13 +42,25 @@ def list_models(
     tier: Annotated[list[Tier] | None, Query()] = None,
     role: Role | None = None,
     health: Health | None = None,
-    q: Annotated[str | None, Query(max_length=200, description="Text in id, type, team, rotation or purpose")] = None,
+    q: Annotated[
+        str | None, Query(max_length=200, description="Text in id, type, team, rotation or purpose")
+    ] = None,
     sort: ModelSort = ModelSort.WORST,
     offset: Annotated[int, Query(ge=0, le=SQL_INT_MAX)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> ModelPage:
-    return views.list_models(backend, app=app, surface=surface, tiers=tier or [], role=role, health=health,
-                             query=q, sort=sort, offset=offset, limit=limit)
+    return views.list_models(
+        backend,
+        app=app,
+        surface=surface,
+        tiers=tier or [],
+        role=role,
+        health=health,
+        query=q,
+        sort=sort,
+        offset=offset,
+        limit=limit,
+    )
 
 
 @router.get("/{model_id}", response_model=ModelDetail)
@@ -67,13 +79,22 @@ def slo(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep) -> SloStatu
 
 
 def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[StabilityPoint]:
-    return [StabilityPoint(**bucket.model_dump(), health=bands.health(bucket)) for bucket in buckets]
+    return [
+        StabilityPoint(**bucket.model_dump(), health=bands.health(bucket)) for bucket in buckets
+    ]
 
 
 @router.get("/{model_id}/stability", response_model=StabilitySeries)
-def stability(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep, window: Window = Window.H24,
-              holdout: Annotated[bool, Query(description="Include the holdout's buckets, for overlay (its gap is"
-                                                         " always in gaps)")] = False) -> StabilitySeries:
+def stability(
+    model_id: ModelIdPath,
+    backend: BackendDep,
+    _: PrincipalDep,
+    window: Window = Window.H24,
+    holdout: Annotated[
+        bool,
+        Query(description="Include the holdout's buckets, for overlay (its gap is always in gaps)"),
+    ] = False,
+) -> StabilitySeries:
     model = views.model_or_404(backend, model_id)
     step = backend.config.bucket_seconds
     now_s = epoch(backend.clock.now())
@@ -86,7 +107,9 @@ def stability(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep, windo
         other = backend.registry.models.get(other_id or "")
         if other is None:
             return []
-        return _points(backend.metrics.buckets(other.id, start, end), backend.config.bands_for(other))
+        return _points(
+            backend.metrics.buckets(other.id, start, end), backend.config.bands_for(other)
+        )
 
     try:
         points = _points(backend.metrics.buckets(model_id, start, end), bands)
@@ -95,11 +118,28 @@ def stability(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep, windo
     except Problem:
         raise  # a source that speaks problem details (Prometheus: unreachable 503, query error 502) keeps them
     except MetricsSourceError as error:
-        raise Problem(503, ProblemType.UNAVAILABLE, f"metrics source {backend.metrics.name}: {error}") from None
-    gaps = [compare(points, others, other_id, relation) for other_id, others, relation in (
-        (model.baseline_model_id, baseline_points, "baseline"), (model.holdout_model_id, holdout_points, "holdout"))
-        if other_id]
-    return StabilitySeries(model_id=model_id, window=window, start=start, end=end, bucket=backend.config.bucket,
-                           bands=bands, points=points, baseline_model_id=model.baseline_model_id,
-                           baseline_points=baseline_points, holdout_model_id=model.holdout_model_id,
-                           holdout_points=holdout_points if holdout else [], gaps=gaps)
+        raise Problem(
+            503, ProblemType.UNAVAILABLE, f"metrics source {backend.metrics.name}: {error}"
+        ) from None
+    gaps = [
+        compare(points, others, other_id, relation)
+        for other_id, others, relation in (
+            (model.baseline_model_id, baseline_points, "baseline"),
+            (model.holdout_model_id, holdout_points, "holdout"),
+        )
+        if other_id
+    ]
+    return StabilitySeries(
+        model_id=model_id,
+        window=window,
+        start=start,
+        end=end,
+        bucket=backend.config.bucket,
+        bands=bands,
+        points=points,
+        baseline_model_id=model.baseline_model_id,
+        baseline_points=baseline_points,
+        holdout_model_id=model.holdout_model_id,
+        holdout_points=holdout_points if holdout else [],
+        gaps=gaps,
+    )

@@ -33,9 +33,16 @@ probes = APIRouter(tags=["probes"])
 
 
 def info(backend: BackendDep) -> ServerInfo:
-    return ServerInfo(version=__version__, fleet=backend.config.name, now=backend.clock.now(),
-                      clock_frozen=backend.clock.frozen, bucket=backend.config.bucket, slo=backend.config.slo,
-                      demo=backend.demo, models=len(backend.registry))
+    return ServerInfo(
+        version=__version__,
+        fleet=backend.config.name,
+        now=backend.clock.now(),
+        clock_frozen=backend.clock.frozen,
+        bucket=backend.config.bucket,
+        slo=backend.config.slo,
+        demo=backend.demo,
+        models=len(backend.registry),
+    )
 
 
 @router.get("/info", response_model=ServerInfo)
@@ -59,7 +66,11 @@ def set_clock(
     principal.require_admin("clock", "move the server clock")
     key = require_key(idempotency_key)
     if not backend.clock.frozen:
-        raise Problem(409, ProblemType.CLOCK, "the server runs on the real clock; start it with --now to control time")
+        raise Problem(
+            409,
+            ProblemType.CLOCK,
+            "the server runs on the real clock; start it with --now to control time",
+        )
     fingerprint = request_hash("PUT", "/v1/clock", body.model_dump(mode="json"))
     moves: list[tuple[datetime, datetime]] = []
 
@@ -82,7 +93,9 @@ def set_clock(
             backend.clock.undo(before, now)
         raise
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
-    return Response(outcome.body, status_code=outcome.status, media_type="application/json", headers=headers)
+    return Response(
+        outcome.body, status_code=outcome.status, media_type="application/json", headers=headers
+    )
 
 
 @probes.get("/healthz")
@@ -107,5 +120,7 @@ def readyz(backend: BackendDep) -> dict[str, str | int]:
 @probes.get("/metrics", response_class=PlainTextResponse)
 def metrics(request: Request, backend: BackendDep) -> PlainTextResponse:
     """Prometheus text format."""
-    return PlainTextResponse(prom.render(backend, request.app.state.request_metrics),
-                             media_type="text/plain; version=0.0.4; charset=utf-8")
+    return PlainTextResponse(
+        prom.render(backend, request.app.state.request_metrics),
+        media_type="text/plain; version=0.0.4; charset=utf-8",
+    )

@@ -46,7 +46,9 @@ class KeyFooter(Footer):
         keys, shown = self._keys(), self._shown
         self._shown = keys
         if shown is not None and [k[:3] for k in keys] == [k[:3] for k in shown]:
-            states = {(key, action): (enabled, tooltip) for key, action, _, enabled, tooltip in keys}
+            states = {
+                (key, action): (enabled, tooltip) for key, action, _, enabled, tooltip in keys
+            }
             for item in textual_seam.footer_keys(self):
                 if (state := states.get((item.key, item.action))) is not None:  # type: ignore[attr-defined]
                     enabled, tooltip = state
@@ -83,8 +85,11 @@ class KeyFooter(Footer):
                 self.call_after_refresh(self._rebuild)
 
     def _keys(self) -> tuple[Key, ...]:
-        return tuple((key, active.binding.action, active.binding.description, active.enabled, active.tooltip)
-                     for key, active in self.screen.active_bindings.items() if active.binding.show)
+        return tuple(
+            (key, active.binding.action, active.binding.description, active.enabled, active.tooltip)
+            for key, active in self.screen.active_bindings.items()
+            if active.binding.show
+        )
 
 
 def _key_width(item: Widget) -> int:

@@ -41,12 +41,25 @@ class QuietStatic(Widget):
         self._text = text
         after = self._strips()
         width = self.size.width
-        if len(before) != len(after) and self.styles.height is not None and self.styles.height.is_auto:
+        if (
+            len(before) != len(after)
+            and self.styles.height is not None
+            and self.styles.height.is_auto
+        ):
             self.refresh(layout=True)  # taller or shorter: the screen lays out again
             return
-        changed = [region for y in range(max(len(before), len(after)))
-                   if (region := _changed_span(before[y] if y < len(before) else None,
-                                               after[y] if y < len(after) else None, y, width))]
+        changed = [
+            region
+            for y in range(max(len(before), len(after)))
+            if (
+                region := _changed_span(
+                    before[y] if y < len(before) else None,
+                    after[y] if y < len(after) else None,
+                    y,
+                    width,
+                )
+            )
+        ]
         if changed:
             self.refresh(*changed)
 
@@ -55,7 +68,9 @@ class QuietStatic(Widget):
         width = self.size.width
         if width <= 0 or not self.is_mounted:
             return []
-        return Visual.to_strips(self, visualize(self, self._text, markup=False), width, None, self.visual_style)
+        return Visual.to_strips(
+            self, visualize(self, self._text, markup=False), width, None, self.visual_style
+        )
 
 
 def _cells(strip: Strip | None) -> list[tuple[str, object]]:

@@ -53,7 +53,10 @@ class StatusLine(Static):
         self._shown = state
         colours = palette(self.app)
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(words, style=f"bold {colours.get('warning', '')}" if warning else colours.get("success", ""))
+        line.append(
+            words,
+            style=f"bold {colours.get('warning', '')}" if warning else colours.get("success", ""),
+        )
         _, _, note, note_warning = state
         if note:
             line.append("  │  " if host(self).glyphs.braille else "  |  ")

@@ -36,15 +36,19 @@ def fit_ids(models: Mapping[str, tuple[str, str]], width: int, ellipsis: str) ->
 
     ``models`` maps a model id to its (id, type string) as they are shown (sanitized).
     """
-    shown = {model_id: _type_kept_head(text, type_text, width, ellipsis)
-             for model_id, (text, type_text) in models.items()}
+    shown = {
+        model_id: _type_kept_head(text, type_text, width, ellipsis)
+        for model_id, (text, type_text) in models.items()
+    }
     whole = {model_id for model_id, (text, _) in models.items() if shown[model_id] == text}
     for fallback in (_terms_apart, _ends_apart):
         groups = _alike(shown, whole)
         if not groups:
             return shown
         for group in groups:
-            shown.update(fallback({model_id: models[model_id] for model_id in group}, width, ellipsis))
+            shown.update(
+                fallback({model_id: models[model_id] for model_id in group}, width, ellipsis)
+            )
     _number_the_rest(shown, whole, width, ellipsis)
     return shown
 
@@ -54,8 +58,11 @@ def _alike(shown: Mapping[str, str], whole: set[str]) -> list[list[str]]:
     by_text: dict[str, list[str]] = defaultdict(list)
     for model_id, text in shown.items():
         by_text[text].append(model_id)
-    return [[m for m in members if m not in whole] for members in by_text.values()
-            if len(members) > 1 and any(m not in whole for m in members)]
+    return [
+        [m for m in members if m not in whole]
+        for members in by_text.values()
+        if len(members) > 1 and any(m not in whole for m in members)
+    ]
 
 
 def _type_kept_head(text: str, type_text: str, width: int, ellipsis: str) -> str:
@@ -74,15 +81,27 @@ def _type_kept_head(text: str, type_text: str, width: int, ellipsis: str) -> str
 def _terms_apart(group: Mapping[str, tuple[str, str]], width: int, ellipsis: str) -> dict[str, str]:
     """Ids of one group that read alike: each keeps its app, the fewest type terms that tell the group
     apart, and its variant; the other terms come back, left to right, as far as the width allows."""
-    split = {model_id: (type_text.split("_"), variant) for model_id, (text, type_text) in group.items()
-             if (variant := _variant(text, type_text)) is not None}
+    split = {
+        model_id: (type_text.split("_"), variant)
+        for model_id, (text, type_text) in group.items()
+        if (variant := _variant(text, type_text)) is not None
+    }
     if len(split) < len(group):
         return {}
     count = max(len(terms) for terms, _ in split.values())
-    varying = [i for i in range(1, count) if len({_term(terms, i) for terms, _ in split.values()}) > 1]
+    varying = [
+        i for i in range(1, count) if len({_term(terms, i) for terms, _ in split.values()}) > 1
+    ]
     # The fewest terms, the leftmost first (the surface and the funnel position read before the architecture).
-    chosen = next((set(pick) for size in range(len(varying) + 1) for pick in combinations(varying, size)
-                   if _separates(split.values(), pick)), None)
+    chosen = next(
+        (
+            set(pick)
+            for size in range(len(varying) + 1)
+            for pick in combinations(varying, size)
+            if _separates(split.values(), pick)
+        ),
+        None,
+    )
     if chosen is None:
         return {}
     chosen = {0, *chosen}
@@ -165,7 +184,7 @@ def _number_the_rest(shown: dict[str, str], whole: set[str], width: int, ellipsi
 def _variant(text: str, type_text: str) -> str | None:
     """What follows "<type>." in the id, or None when the id does not start with its type."""
     if type_text and text.startswith(type_text + ".") and len(text) > len(type_text) + 1:
-        return text[len(type_text) + 1:]
+        return text[len(type_text) + 1 :]
     return None
 
 
@@ -207,5 +226,5 @@ def _tail(text: str, cells: int) -> str:
     for index in range(len(text) - 1, -1, -1):
         used += cell_len(text[index])
         if used > cells:
-            return text[index + 1:]
+            return text[index + 1 :]
     return text

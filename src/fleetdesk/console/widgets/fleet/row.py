@@ -39,11 +39,21 @@ class FleetRow:
     def of(cls, model: ModelSummary) -> FleetRow:
         group = model.incident_group
         return cls(
-            id=model.id, type=intern(model.type), app=intern(model.app), surface=intern(model.surface),
-            stage=model.stage, tier=model.tier, role=model.role, owner_team=intern(model.owner_team),
-            health=model.health, attention=model.attention, budget_remaining=model.budget_remaining,
-            calibration=model.calibration, normalized_entropy=model.normalized_entropy,
-            open_incident_id=model.open_incident_id, **grouped(group),
+            id=model.id,
+            type=intern(model.type),
+            app=intern(model.app),
+            surface=intern(model.surface),
+            stage=model.stage,
+            tier=model.tier,
+            role=model.role,
+            owner_team=intern(model.owner_team),
+            health=model.health,
+            attention=model.attention,
+            budget_remaining=model.budget_remaining,
+            calibration=model.calibration,
+            normalized_entropy=model.normalized_entropy,
+            open_incident_id=model.open_incident_id,
+            **grouped(group),
         )
 
 

@@ -30,7 +30,14 @@ class FleetCounts(QuietStatic):
         counts = Counter((m.tier, m.health) for m in models)
         open_incidents = len({m.open_incident_id for m in models if m.open_incident_id is not None})
         groups = shared_groups(models)
-        key = (tuple(sorted(counts.items())), len(models), shown, open_incidents, groups, self.app.theme)
+        key = (
+            tuple(sorted(counts.items())),
+            len(models),
+            shown,
+            open_incidents,
+            groups,
+            self.app.theme,
+        )
         if key == self._shown:
             return
         self._shown = key
@@ -41,22 +48,32 @@ class FleetCounts(QuietStatic):
         if shown != len(models):
             line.append(f" ({shown} shown)")
         line.append(f" · {open_incidents} open incident{'s' if open_incidents != 1 else ''}")
-        line.append(f"   [{glyphs.health[Health.UNSTABLE]} unstable {glyphs.health[Health.NO_DATA]} no data "
-                    f"{glyphs.health[Health.STABLE]} stable]\n", style=colours.get("foreground-muted", ""))
+        line.append(
+            f"   [{glyphs.health[Health.UNSTABLE]} unstable {glyphs.health[Health.NO_DATA]} no data "
+            f"{glyphs.health[Health.STABLE]} stable]\n",
+            style=colours.get("foreground-muted", ""),
+        )
         for index, tier in enumerate(Tier):
             if index:
                 line.append(glyphs.separator)
             line.append(f"T{tier.rank} ", style="bold")
             for health, style in (
-                (Health.UNSTABLE, "error"), (Health.NO_DATA, "warning"), (Health.STABLE, "success")
+                (Health.UNSTABLE, "error"),
+                (Health.NO_DATA, "warning"),
+                (Health.STABLE, "success"),
             ):
                 count = counts.get((tier, health), 0)
                 colour = colours.get(style, "") if count and health is not Health.STABLE else ""
-                line.append(f"{glyphs.health[health]}{count}", style=f"bold {colour}" if colour else "")
+                line.append(
+                    f"{glyphs.health[health]}{count}", style=f"bold {colour}" if colour else ""
+                )
                 if health is not Health.STABLE:
                     line.append(" ")
         for incident_id, label, started, count in groups:
-            line.append(f"\n#{incident_id} shared cause suspected: ", style=f"bold {colours.get('warning', '')}")
+            line.append(
+                f"\n#{incident_id} shared cause suspected: ",
+                style=f"bold {colours.get('warning', '')}",
+            )
             line.append(f"{sanitize(label)}, {count} models since {started:%m-%d %H:%M}")
         self.show_text(line)
 
@@ -65,8 +82,14 @@ def shared_groups(models: list[FleetRow]) -> tuple[tuple[int, str, datetime, int
     """(incident, surface, since, models) of each open shared-cause incident, oldest first."""
     found: dict[int, list] = {}
     for model in models:
-        if model.open_incident_id is not None and model.group_label is not None and model.group_started is not None:
-            entry = found.setdefault(model.open_incident_id, [model.open_incident_id, model.group_label,
-                                                              model.group_started, 0])
+        if (
+            model.open_incident_id is not None
+            and model.group_label is not None
+            and model.group_started is not None
+        ):
+            entry = found.setdefault(
+                model.open_incident_id,
+                [model.open_incident_id, model.group_label, model.group_started, 0],
+            )
             entry[3] += 1
     return tuple(tuple(entry) for entry in sorted(found.values(), key=lambda e: (e[2], e[0])))  # type: ignore[misc]

@@ -20,9 +20,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from fleetdesk.console.palette import palette
 from fleetdesk.console.fleet_filter import haystack, matches, predicate
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
@@ -67,14 +67,22 @@ def budget_text(budget: float | None, missing: str = "—") -> str:
     if budget is None:
         return missing
     # An objective close to 1 can overspend a budget by many orders of magnitude: keep the cell narrow.
-    return f"{budget:.0%}" if abs(budget) < 10 else f"{budget * 100:.0e}%".replace("e+0", "e").replace("e+", "e")
+    return (
+        f"{budget:.0%}"
+        if abs(budget) < 10
+        else f"{budget * 100:.0e}%".replace("e+0", "e").replace("e+", "e")
+    )
 
 
 def signal_text(value: float | None, missing: str = "—") -> str:
     """A calibration or NE value of the latest bucket, at most 6 wide; ``missing`` when it has no data."""
     if value is None:
         return missing
-    return f"{value:.2f}" if abs(value) < 1000 else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
+    return (
+        f"{value:.2f}"
+        if abs(value) < 1000
+        else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
+    )
 
 
 def columns_for(width: int) -> list[Column]:
@@ -124,11 +132,41 @@ class FleetTable(ScrollView, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("enter", "select", "Open", id="table-open", show=False, tooltip="Open the model under the cursor."),
-        Binding("up", "cursor(-1)", "Up", id="table-up", show=False, tooltip="Move to the model above."),
-        Binding("down", "cursor(1)", "Down", id="table-down", show=False, tooltip="Move to the model below."),
-        Binding("pageup", "page(-1)", "Page up", id="table-page-up", show=False, tooltip="One screen up."),
-        Binding("pagedown", "page(1)", "Page down", id="table-page-down", show=False, tooltip="One screen down."),
+        Binding(
+            "enter",
+            "select",
+            "Open",
+            id="table-open",
+            show=False,
+            tooltip="Open the model under the cursor.",
+        ),
+        Binding(
+            "up", "cursor(-1)", "Up", id="table-up", show=False, tooltip="Move to the model above."
+        ),
+        Binding(
+            "down",
+            "cursor(1)",
+            "Down",
+            id="table-down",
+            show=False,
+            tooltip="Move to the model below.",
+        ),
+        Binding(
+            "pageup",
+            "page(-1)",
+            "Page up",
+            id="table-page-up",
+            show=False,
+            tooltip="One screen up.",
+        ),
+        Binding(
+            "pagedown",
+            "page(1)",
+            "Page down",
+            id="table-page-down",
+            show=False,
+            tooltip="One screen down.",
+        ),
         Binding("home", "first", "First", id="table-first", show=False, tooltip="The worst model."),
         Binding("end", "last", "Last", id="table-last", show=False, tooltip="The last model."),
     ]
@@ -225,7 +263,9 @@ class FleetTable(ScrollView, can_focus=True):
         for column in self.columns:
             width = column.width + 2
             if before[column.key] != new[column.key]:
-                self.refresh(Region(x - self.scroll_offset.x, row + 1 - self.scroll_offset.y, width, 1))
+                self.refresh(
+                    Region(x - self.scroll_offset.x, row + 1 - self.scroll_offset.y, width, 1)
+                )
             x += width
 
     def _forget(self, model_id: str) -> None:
@@ -293,8 +333,12 @@ class FleetTable(ScrollView, can_focus=True):
         if self._ordered is None:
             self._ordered = [m.id for m in sorted(self.models.values(), key=sort_key)]
             worst = self._ordered[0] if self._ordered else None
-            if worst != self._worst and self._worst is not None and worst is not None \
-                    and self.models[worst].attention is Attention.PAGE:
+            if (
+                worst != self._worst
+                and self._worst is not None
+                and worst is not None
+                and self.models[worst].attention is Attention.PAGE
+            ):
                 new_page = worst
             self._worst = worst
         shows, models, haystacks = predicate(self._words), self.models, self._haystacks
@@ -318,8 +362,11 @@ class FleetTable(ScrollView, can_focus=True):
         if self._fitted_for == (width, self._fleet_version):
             return
         self._fitted_for = (width, self._fleet_version)
-        fitted = fit_ids({i: (sanitize(m.id), sanitize(m.type)) for i, m in self.models.items()},
-                         width, self.glyphs.ellipsis)
+        fitted = fit_ids(
+            {i: (sanitize(m.id), sanitize(m.type)) for i, m in self.models.items()},
+            width,
+            self.glyphs.ellipsis,
+        )
         if fitted != self._fitted:
             changed = [i for i, text in fitted.items() if self._fitted.get(i) != text]
             self._fitted = fitted
@@ -379,7 +426,9 @@ class FleetTable(ScrollView, can_focus=True):
 
     def action_page(self, step: int) -> None:
         self._moved()
-        self.move_cursor(row=self.cursor_row + step * max(self.scrollable_content_region.height - 1, 1))
+        self.move_cursor(
+            row=self.cursor_row + step * max(self.scrollable_content_region.height - 1, 1)
+        )
 
     def action_first(self) -> None:
         self._moved()
@@ -427,7 +476,11 @@ class FleetTable(ScrollView, can_focus=True):
                 line = Strip(Segment.apply_style(line, post_style=cursor), line.cell_length)
                 style = cursor
         scroll_x = self.scroll_offset.x
-        return line.crop(scroll_x, scroll_x + width).apply_style(style).adjust_cell_length(width, style)
+        return (
+            line.crop(scroll_x, scroll_x + width)
+            .apply_style(style)
+            .adjust_cell_length(width, style)
+        )
 
     def _row_strip(self, model_id: str) -> Strip:
         cells = self._cells_of(model_id)
@@ -464,14 +517,20 @@ class FleetTable(ScrollView, can_focus=True):
         incident = f"#{model.open_incident_id}" if model.open_incident_id is not None else ""
         missing = self.glyphs.missing
         return {
-            "health": Text(self.glyphs.attention[model.attention], style=attention_style, no_wrap=True),
-            "budget": Text(f"{budget_text(model.budget_remaining, missing):>5}", style=budget_style),
+            "health": Text(
+                self.glyphs.attention[model.attention], style=attention_style, no_wrap=True
+            ),
+            "budget": Text(
+                f"{budget_text(model.budget_remaining, missing):>5}", style=budget_style
+            ),
             "calibration": Text(f"{signal_text(model.calibration, missing):>5}"),
             "ne": Text(f"{signal_text(model.normalized_entropy, missing):>5}"),
             "tier": Text(model.tier.value, style="bold" if model.tier.rank <= 1 else ""),
             "id": Text(self.shown_id(model.id), no_wrap=True),
             "incident": Text(incident),
-            "type": Text(sanitize(f"{model.surface}{self.glyphs.separator}{model.stage}"), no_wrap=True),
+            "type": Text(
+                sanitize(f"{model.surface}{self.glyphs.separator}{model.stage}"), no_wrap=True
+            ),
             "role": Text(model.role.value),
             "owner": Text(sanitize(model.owner_team), no_wrap=True),
         }

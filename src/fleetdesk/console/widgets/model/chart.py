@@ -10,8 +10,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from fleetdesk.console.palette import palette
 from fleetdesk.console.glyphs import Glyphs
+from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.model.grid import Grid
 from fleetdesk.console.widgets.model.time_axis import TimeAxis
 from fleetdesk.wire import Health, HealthBands, SignalGap, StabilityPoint, StabilitySeries
@@ -26,17 +26,25 @@ HOLDOUT_MARK = "o"
 class Signal:
     """One of the two stability signals: how to read it, where its healthy band is, and its gap to another model."""
 
-    def __init__(self, name: str, read: Callable[[StabilityPoint], float | None],
-                 band: Callable[[HealthBands], tuple[float | None, float]],
-                 change: Callable[[SignalGap], float | None]) -> None:
+    def __init__(
+        self,
+        name: str,
+        read: Callable[[StabilityPoint], float | None],
+        band: Callable[[HealthBands], tuple[float | None, float]],
+        change: Callable[[SignalGap], float | None],
+    ) -> None:
         self.name = name
         self.read = read
         self.band = band
         self.change = change
 
 
-CALIBRATION = Signal("calibration", lambda p: p.calibration,
-                     lambda b: (b.calibration_low, b.calibration_high), lambda g: g.calibration_change)
+CALIBRATION = Signal(
+    "calibration",
+    lambda p: p.calibration,
+    lambda b: (b.calibration_low, b.calibration_high),
+    lambda g: g.calibration_change,
+)
 NE = Signal("NE", lambda p: p.normalized_entropy, lambda b: (None, b.ne_max), lambda g: g.ne_change)
 
 
@@ -129,10 +137,15 @@ class StabilityChart(Widget):
         rows = plot_bottom - plot_top + 1
         points = [(p, self.signal.read(p)) for p in series.points]
         baseline = [(p, self.signal.read(p)) for p in series.baseline_points]
-        holdout = [(p, self.signal.read(p)) for p in series.holdout_points] if self._holdout_shown else []
+        holdout = (
+            [(p, self.signal.read(p)) for p in series.holdout_points] if self._holdout_shown else []
+        )
         low, high = self.signal.band(series.bands)
-        values = [v for _, v in points + baseline + holdout if v is not None] + [high] + (
-            [low] if low is not None else [])
+        values = (
+            [v for _, v in points + baseline + holdout if v is not None]
+            + [high]
+            + ([low] if low is not None else [])
+        )
         values = [min(max(v, -PLOT_LIMIT), PLOT_LIMIT) for v in values]
         bottom, top = self._y_range = _steady_range(self._y_range, min(values), max(values))
         if low is None:
@@ -149,7 +162,12 @@ class StabilityChart(Widget):
         for value in (top, high, low, bottom):
             if value is None:
                 continue
-            grid.text(0, plot_top + row_of(value, 1), _number(value).rjust(AXIS_WIDTH - 1), styles["muted"])
+            grid.text(
+                0,
+                plot_top + row_of(value, 1),
+                _number(value).rjust(AXIS_WIDTH - 1),
+                styles["muted"],
+            )
         # the healthy band edges, drawn first so data draws over them.
         for edge in (low, high):
             if edge is None:
@@ -160,7 +178,9 @@ class StabilityChart(Widget):
         sub_x = 2 if self.glyphs.braille else 1
         sub_y = 4 if self.glyphs.braille else 1
 
-        def plot(series_points: Sequence[tuple[StabilityPoint, float | None]], style_of, mark: str) -> None:
+        def plot(
+            series_points: Sequence[tuple[StabilityPoint, float | None]], style_of, mark: str
+        ) -> None:
             previous: tuple[int, int] | None = None
             for point, value in series_points:
                 if value is None:
@@ -179,7 +199,9 @@ class StabilityChart(Widget):
 
         plot(baseline, lambda p: styles["baseline"], self.glyphs.baseline_mark)
         plot(holdout, lambda p: styles["holdout"], HOLDOUT_MARK)
-        plot(points, lambda p: styles["bad"] if p.health is Health.UNSTABLE else styles["model"], "*")
+        plot(
+            points, lambda p: styles["bad"] if p.health is Health.UNSTABLE else styles["model"], "*"
+        )
         # unstable buckets marked under the plot, so they read without colour
         for point in series.points:
             if point.health is Health.UNSTABLE:
@@ -204,12 +226,20 @@ class StabilityChart(Widget):
             heading.append((f"{words} vs {gap.relation}  ", styles["title"]))
         keys = [[("⣿ " if self.glyphs.braille else "* ", styles["model"]), ("model  ", None)]]
         if series.baseline_model_id:
-            keys.append([(self.glyphs.baseline_mark * 2 + " ", styles["baseline"]), ("baseline  ", None)])
+            keys.append(
+                [(self.glyphs.baseline_mark * 2 + " ", styles["baseline"]), ("baseline  ", None)]
+            )
         if self._holdout_shown:
-            keys.append([("⣿ " if self.glyphs.braille else HOLDOUT_MARK * 2 + " ", styles["holdout"]),
-                         ("holdout  ", None)])
-        keys += [[(self.glyphs.band * 2 + " ", styles["band"]), ("band  ", None)],
-                 [(self.glyphs.violation + " ", styles["bad"]), ("unstable", None)]]
+            keys.append(
+                [
+                    ("⣿ " if self.glyphs.braille else HOLDOUT_MARK * 2 + " ", styles["holdout"]),
+                    ("holdout  ", None),
+                ]
+            )
+        keys += [
+            [(self.glyphs.band * 2 + " ", styles["band"]), ("band  ", None)],
+            [(self.glyphs.violation + " ", styles["bad"]), ("unstable", None)],
+        ]
         x = 0
         for text, style in heading:
             grid.text(x, 0, text, style)
@@ -223,7 +253,9 @@ class StabilityChart(Widget):
                 x += len(text)
 
     @staticmethod
-    def _time_labels(grid: Grid, axis: TimeAxis, left: int, width: int, y: int, style: Style) -> None:
+    def _time_labels(
+        grid: Grid, axis: TimeAxis, left: int, width: int, y: int, style: Style
+    ) -> None:
         for moment, label in axis.ticks(width, 5):
             x = left + int(axis.position(moment, width))
             if x + len(label) <= grid.width:
@@ -237,19 +269,30 @@ def _carried_over(shown: StabilitySeries | None, new: StabilitySeries) -> Stabil
     means a new bucket changes a few cells at the right, instead of the oldest one also vanishing
     at the left (which repaints the whole row between the two).
     """
-    if shown is None or shown.model_id != new.model_id or shown.window is not new.window or shown.end > new.end:
+    if (
+        shown is None
+        or shown.model_id != new.model_id
+        or shown.window is not new.window
+        or shown.end > new.end
+    ):
         return new
     axis_start = TimeAxis.paged(new.window.duration, new.end).start
 
     def merged(old: list[StabilityPoint], fresh: list[StabilityPoint]) -> list[StabilityPoint]:
         return [p for p in old if axis_start <= p.start < new.start] + fresh
 
-    return new.model_copy(update={"points": merged(shown.points, new.points),
-                                  "baseline_points": merged(shown.baseline_points, new.baseline_points),
-                                  "holdout_points": merged(shown.holdout_points, new.holdout_points)})
+    return new.model_copy(
+        update={
+            "points": merged(shown.points, new.points),
+            "baseline_points": merged(shown.baseline_points, new.baseline_points),
+            "holdout_points": merged(shown.holdout_points, new.holdout_points),
+        }
+    )
 
 
-def _steady_range(shown: tuple[float, float] | None, low: float, high: float) -> tuple[float, float]:
+def _steady_range(
+    shown: tuple[float, float] | None, low: float, high: float
+) -> tuple[float, float]:
     """The y range for data spanning [low, high]: the one shown while the data still fits it well.
 
     A range fitted tightly to the data moves with every new bucket, and a moved range redraws every
@@ -259,7 +302,12 @@ def _steady_range(shown: tuple[float, float] | None, low: float, high: float) ->
     # At least 1e-9: a span that rounds to nothing would make the step below 0.
     pad = max((high - low) * 0.1 or abs(high) * 0.05 or 0.05, 1e-9)
     low, high = low - pad, high + pad
-    if shown is not None and shown[0] <= low and high <= shown[1] and (high - low) * 2 >= shown[1] - shown[0]:
+    if (
+        shown is not None
+        and shown[0] <= low
+        and high <= shown[1]
+        and (high - low) * 2 >= shown[1] - shown[0]
+    ):
         return shown
     step = 10 ** math.floor(math.log10(high - low))
     return math.floor(low / step) * step, math.ceil(high / step) * step
@@ -269,7 +317,11 @@ def _number(value: float) -> str:
     """At most AXIS_WIDTH - 1 characters, however large the value."""
     if abs(value) < 10:
         return f"{value:.3f}"
-    return f"{value:.1f}" if abs(value) < 1000 else f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    return (
+        f"{value:.1f}"
+        if abs(value) < 1000
+        else f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    )
 
 
 def _line(start: tuple[int, int] | None, end: tuple[int, int]) -> list[tuple[int, int]]:
@@ -292,4 +344,3 @@ def _line(start: tuple[int, int] | None, end: tuple[int, int]) -> list[tuple[int
         if twice <= dx:
             error += dx
             y0 += step_y
-

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from rich.text import Text
 
-from fleetdesk.console.widgets.common.quiet import QuietStatic
-from fleetdesk.console.palette import palette
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
+from fleetdesk.console.palette import palette
+from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import Lineage, ModelDetail, TargetHealth, Tier
 
@@ -20,7 +20,9 @@ def one_sentence(detail: ModelDetail) -> str:
     why = sanitize(model.tier_justification).rstrip(".")
     importance = f"{model.tier}" + (f" because {why[0].lower()}{why[1:]}" if why else "")
     if detail.fallback:
-        fallback = sanitize(detail.fallback)  # the server's words: "baseline X is itself paging since …"
+        fallback = sanitize(
+            detail.fallback
+        )  # the server's words: "baseline X is itself paging since …"
     elif model.baseline_model_id:  # a snapshot from before the server judged the fallback
         fallback = f"safe fallback is its baseline {sanitize(model.baseline_model_id)}"
     else:
@@ -52,7 +54,10 @@ class ModelContext(QuietStatic):
         text = Text()
         text.append(sanitize(model.id), style="bold")
         text.append("  ")
-        text.append(glyphs.attention[detail.attention], style=f"bold {colours.get(ATTENTION_STYLE[detail.attention], '')}")
+        text.append(
+            glyphs.attention[detail.attention],
+            style=f"bold {colours.get(ATTENTION_STYLE[detail.attention], '')}",
+        )
         text.append(f" · {model.tier} · {model.role}", style="bold")
         text.append("\n")
         text.append(sanitize(detail.decoded.description), style="italic")
@@ -62,7 +67,7 @@ class ModelContext(QuietStatic):
         fallback = sanitize(detail.fallback)
         if sick and fallback and sentence.endswith(f"{fallback}."):
             # The one clause that changes the decision stands out: the fallback is itself unhealthy.
-            text.append(sentence[:-len(fallback) - 1])
+            text.append(sentence[: -len(fallback) - 1])
             text.append(fallback, style=f"bold {colours.get('error', '')}")
             text.append(".\n")
         else:
@@ -79,8 +84,10 @@ class ModelContext(QuietStatic):
         if live.experiment_ended:
             text.append(" (experiment ended)")
         text.append("\n")
-        for label, model_id, health, key in (("baseline", model.baseline_model_id, detail.baseline_health, "b"),
-                                             ("holdout", model.holdout_model_id, detail.holdout_health, "o")):
+        for label, model_id, health, key in (
+            ("baseline", model.baseline_model_id, detail.baseline_health, "b"),
+            ("holdout", model.holdout_model_id, detail.holdout_health, "o"),
+        ):
             text.append(("   " if label == "holdout" else "") + f"{label} ", style="bold")
             if not model_id:
                 text.append("none")
@@ -88,7 +95,9 @@ class ModelContext(QuietStatic):
             text.append(sanitize(model_id))
             words = health_words(health, glyphs)
             style = colours.get(ATTENTION_STYLE[health.attention], "") if health is not None else ""
-            text.append(words, style=f"bold {style}" if health is not None and not health.healthy else style)
+            text.append(
+                words, style=f"bold {style}" if health is not None and not health.healthy else style
+            )
             text.append(f" [{key}]")
         if lineage is not None:
             text.append("\nupstream ", style="bold")
@@ -102,8 +111,10 @@ class ModelContext(QuietStatic):
             total = sum(lineage.blast_radius.values())
             text.append("   blast radius ", style="bold")
             if total:
-                text.append(f"{total} downstream: " + " ".join(
-                    f"T{tier.rank}:{lineage.blast_radius.get(tier, 0)}" for tier in Tier))
+                text.append(
+                    f"{total} downstream: "
+                    + " ".join(f"T{tier.rank}:{lineage.blast_radius.get(tier, 0)}" for tier in Tier)
+                )
             else:
                 text.append("none downstream")
         self.show_text(text)

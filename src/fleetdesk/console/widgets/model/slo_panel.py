@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from rich.text import Text
 
-from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.console.palette import palette
+from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.wire import Severity, SloStatus
 
 
@@ -35,14 +35,23 @@ class SloPanel(QuietStatic):
             text.append("no data\n")
         else:
             spent = slo.budget_remaining < 0
-            text.append(f"{slo.budget_remaining:.0%}", style=f"bold {colours.get('error', '')}" if spent else "bold")
-            text.append(f"  ({slo.counts.bad} bad of {slo.counts.evaluated} slices, "
-                        f"{slo.budget_total:.1f} allowed)" + (" OVERSPENT" if spent else "") + "\n")
+            text.append(
+                f"{slo.budget_remaining:.0%}",
+                style=f"bold {colours.get('error', '')}" if spent else "bold",
+            )
+            text.append(
+                f"  ({slo.counts.bad} bad of {slo.counts.evaluated} slices, "
+                f"{slo.budget_total:.1f} allowed)" + (" OVERSPENT" if spent else "") + "\n"
+            )
         text.append("burn ", style="bold")
-        text.append("  ".join(
-            f"{duration_words(rate.window)} " + ("—" if rate.rate is None else f"{rate.rate:.1f}x")
-            for rate in slo.burn_rates
-        ) + "\n")
+        text.append(
+            "  ".join(
+                f"{duration_words(rate.window)} "
+                + ("—" if rate.rate is None else f"{rate.rate:.1f}x")
+                for rate in slo.burn_rates
+            )
+            + "\n"
+        )
         if not slo.alerts:
             text.append("alerts ", style="bold")
             text.append("none firing")
@@ -50,7 +59,9 @@ class SloPanel(QuietStatic):
             mark = ("!!" if ascii_only else "‼") if alert.severity is Severity.PAGE else "!"
             style = colours.get("error" if alert.severity is Severity.PAGE else "warning", "")
             text.append(f"{mark} {alert.severity.upper()} {alert.rule}", style=f"bold {style}")
-            text.append(f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x ≥ {alert.threshold:g}x\n"
-                        if not ascii_only else
-                        f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x >= {alert.threshold:g}x\n")
+            text.append(
+                f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x ≥ {alert.threshold:g}x\n"
+                if not ascii_only
+                else f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x >= {alert.threshold:g}x\n"
+            )
         self.show_text(text)

@@ -6,9 +6,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 _STEPS = (
-    timedelta(minutes=5), timedelta(minutes=10), timedelta(minutes=15), timedelta(minutes=30),
-    timedelta(hours=1), timedelta(hours=2), timedelta(hours=3), timedelta(hours=6), timedelta(hours=12),
-    timedelta(days=1), timedelta(days=2), timedelta(days=7),
+    timedelta(minutes=5),
+    timedelta(minutes=10),
+    timedelta(minutes=15),
+    timedelta(minutes=30),
+    timedelta(hours=1),
+    timedelta(hours=2),
+    timedelta(hours=3),
+    timedelta(hours=6),
+    timedelta(hours=12),
+    timedelta(days=1),
+    timedelta(days=2),
+    timedelta(days=7),
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 PAGES_PER_WINDOW = 4

@@ -29,8 +29,12 @@ def ago(moment: datetime, now: datetime) -> str:
     return f"{seconds // 86400}d ago"
 
 
-def timeline_text(incident: IncidentDetail | None, now: datetime | None, limit: int | None = None,
-                  between: Text | None = None) -> Text:
+def timeline_text(
+    incident: IncidentDetail | None,
+    now: datetime | None,
+    limit: int | None = None,
+    between: Text | None = None,
+) -> Text:
     """The incident as plain Text: a heading, ``between`` (its members, say), then one line per timeline entry."""
     text = Text()
     if incident is None:
@@ -50,7 +54,9 @@ def timeline_text(incident: IncidentDetail | None, now: datetime | None, limit: 
         text.append("\ntimeline", style="bold")
     entries = incident.timeline if limit is None else incident.timeline[-limit:]
     if limit is not None and len(incident.timeline) > limit:
-        text.append(f"\n  … {len(incident.timeline) - limit} earlier (i: whole incident)", style="italic")
+        text.append(
+            f"\n  … {len(incident.timeline) - limit} earlier (i: whole incident)", style="italic"
+        )
     for entry in entries:
         entry_line(text, entry, now)
     return text
@@ -75,5 +81,7 @@ class IncidentTimeline(QuietStatic):
     IncidentTimeline { height: auto; padding: 0 1; }
     """
 
-    def show(self, incident: IncidentDetail | None, now: datetime | None, limit: int | None = 8) -> None:
+    def show(
+        self, incident: IncidentDetail | None, now: datetime | None, limit: int | None = 8
+    ) -> None:
         self.show_text(timeline_text(incident, now, limit))
