@@ -9,6 +9,7 @@ reads as "paging TIER0 models on feed".
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.wire import Attention, Health, Tier
@@ -54,16 +55,24 @@ def predicate(words: list[str]) -> Callable[[FleetRow, str], bool]:
         tier = tier_word(word)
         states = _HEALTH_WORDS.get(word.lower())
         if tier is not None:
-            tests.append(lambda model, text, tier=tier: model.tier is tier)
+            tests.append(partial(_is_tier, tier))
         elif states is not None:
-            tests.append(
-                lambda model, text, states=states: (
-                    model.attention in states or model.health in states
-                )
-            )
+            tests.append(partial(_in_states, states))
         else:
-            tests.append(lambda model, text, needle=word.lower(): needle in text)
+            tests.append(partial(_has_word, word.lower()))
     return lambda model, text: all(test(model, text) for test in tests)
+
+
+def _is_tier(tier: Tier, model: FleetRow, text: str) -> bool:
+    return model.tier is tier
+
+
+def _in_states(states: set[Attention | Health], model: FleetRow, text: str) -> bool:
+    return model.attention in states or model.health in states
+
+
+def _has_word(needle: str, model: FleetRow, text: str) -> bool:
+    return needle in text
 
 
 def split(query: str) -> list[str]:

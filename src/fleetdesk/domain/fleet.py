@@ -21,7 +21,7 @@ from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands
 
-FLEET_SCHEMA_VERSION = 1
+FLEET_SCHEMA_VERSION: Literal[1] = 1
 
 # A recipe's numbers multiply into every bucket it draws (events x traffic shift x noise, NE x regression x
 # noise, ...), so each is bounded to where the product stays inside what one bucket may carry

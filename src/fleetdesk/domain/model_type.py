@@ -14,6 +14,7 @@ Each term must then be known to the vocabulary, which gives it a human label.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -72,7 +73,7 @@ class Vocabulary(BaseModel):
             raise ValueError("terms must be lowercase words joined by '-': " + ", ".join(bad))
         return self
 
-    def _tables(self) -> tuple[dict, dict, dict, dict]:
+    def _tables(self) -> tuple[Mapping[str, object], ...]:
         return (self.apps, self.surfaces, self.positions, self.architectures)
 
     def parse(self, type_string: str) -> ModelType:

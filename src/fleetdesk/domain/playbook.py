@@ -434,6 +434,8 @@ def option(kind: ActionKind, situation: Situation) -> ActionOption:
     """One action kind for the model: available or not (and why), with its confirmation."""
     target = escalation_target(situation) if kind is ActionKind.ESCALATE else None
     result: Plan | None
+    reason: str | None
+    instead: ActionKind | None
     try:
         result = plan(kind, situation, target)
     except Refusal as refusal:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -261,7 +261,7 @@ class Registry:
         for root in sorted(self.models):
             if colour[root] != white:
                 continue
-            stack: list[tuple[str, Iterable[str]]] = [
+            stack: list[tuple[str, Iterator[str]]] = [
                 (root, iter(self.models[root].upstream_model_ids))
             ]
             path = [root]
@@ -308,4 +308,4 @@ class UnknownModelError(KeyError):
         super().__init__(f"no model {model_id!r}{hint}")
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])

@@ -181,10 +181,10 @@ def score(
 
     acks: list[float] = []
     taken: list[tuple[TakenAction, ActionEventData]] = []
-    for seen in events:
-        if seen.event.type is not EventType.ACTION:
+    for arrival in events:
+        if arrival.event.type is not EventType.ACTION:
             continue
-        data = ActionEventData.model_validate(seen.event.data)
+        data = ActionEventData.model_validate(arrival.event.data)
         if data.result.dry_run:
             continue
         action = TakenAction(
@@ -192,12 +192,12 @@ def score(
             action=data.audit.action,
             model_id=data.audit.model_id,
             actor=data.audit.actor,
-            seconds=after_page(seen.wall),
+            seconds=after_page(arrival.wall),
             teams_paged=sorted({page.team for page in data.result.pages}),
         )
         taken.append((action, data))
         if data.audit.action == ActionKind.ACK and data.audit.incident_id in drill_incidents:
-            acks.append(seen.wall)
+            acks.append(arrival.wall)
     time_to_ack = after_page(min(acks)) if acks and first_page is not None else None
 
     results: list[ResponseResult] = []
@@ -299,10 +299,10 @@ def score(
                 f"acknowledged after {time_to_ack:.1f}s (limit {scenario.grading.acknowledge_within:g}s)"
             )
     for result in results:
-        if result.late:
+        if result.late and result.by is not None:  # late: done, after the limit
             reasons.append(
                 f"{result.id}: done after {result.by.seconds:.1f}s (limit {result.within:g}s)"
-            )  # type: ignore[union-attr]
+            )
         elif not result.met:
             reasons.append(f"{result.id}: not done ({result.description})")
     for action in wrong:

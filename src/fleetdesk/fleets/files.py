@@ -8,7 +8,7 @@ author fixes the whole file in one pass instead of one error per run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -214,7 +214,7 @@ def _quote(text: object) -> str:
     return f"'{sanitize(str(text), limit=120)}'"
 
 
-def _describe_schema_error(raw: Any, detail: dict[str, Any]) -> str:
+def _describe_schema_error(raw: Any, detail: Mapping[str, Any]) -> str:
     """'<where>: <field>: <message>' for one pydantic error, resolving list indexes to model ids."""
     loc = list(detail["loc"])
     message = sanitize(detail["msg"])

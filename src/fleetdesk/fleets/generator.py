@@ -480,7 +480,9 @@ def _foundations(
     # Upstream links are set on models that already exist: rebuild them with the link added.
     upstream: dict[str, list[str]] = {}
     for app in apps:
-        kinds = [("late-stage", "transformer", ("early-stage", "late-stage", "tray"))]
+        kinds: list[tuple[str, str, tuple[str, ...]]] = [
+            ("late-stage", "transformer", ("early-stage", "late-stage", "tray"))
+        ]
         if with_retrieval:
             kinds.append(("sourcing", "two-tower", ("sourcing",)))
         for position, arch, feeds in kinds:

@@ -6,7 +6,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
@@ -98,7 +98,7 @@ def start_embedded(
     backend = Backend.open(db_path, fleet, clock, paging=paging, demo=demo, progress=progress)
     teams = sorted({model.owner_team for model in backend.registry.models.values()})
     names = ["admin", "oncall", "viewer", *(f"oncall:{team}" for team in teams)]
-    specs = [
+    specs: list[tuple[str, AccessRole, list[str], timedelta | None]] = [
         ("admin", AccessRole.ADMIN, [], None),
         ("oncall", AccessRole.ONCALL, teams, None),
         ("viewer", AccessRole.VIEWER, [], None),

@@ -6,6 +6,7 @@ import ipaddress
 import socket
 import threading
 import time
+from types import FrameType
 
 import uvicorn
 
@@ -52,9 +53,9 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self.backend = backend
 
-    def handle_exit(self, sig: int, frame: object) -> None:
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.backend.begin_shutdown()
-        super().handle_exit(sig, frame)  # type: ignore[arg-type]
+        super().handle_exit(sig, frame)
 
 
 def make_server(backend: Backend, log_level: str = "warning") -> uvicorn.Server:
@@ -80,9 +81,9 @@ class BackgroundServer:
         self.backend = backend
         self.url = url_of(sock)
         self._sock = sock
-        self._server = make_server(backend)
-        # Signal handlers can only be installed from the main thread.
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server = make_server(
+            backend
+        )  # run in a thread: uvicorn then installs no signal handlers
         self._thread = threading.Thread(
             target=self._server.run,
             kwargs={"sockets": [sock]},

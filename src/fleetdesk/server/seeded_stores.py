@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import inspect
 import os
 import re
 import shutil
@@ -90,7 +91,7 @@ def store_key(fleet_file: Path) -> str:
     digest.update(f"schema {SCHEMA_VERSION}".encode())
     for name in _RECIPE_MODULES:
         module = __import__(name, fromlist=["__file__"])
-        digest.update(Path(module.__file__).read_bytes())
+        digest.update(Path(inspect.getfile(module)).read_bytes())
     return digest.hexdigest()[:20]
 
 

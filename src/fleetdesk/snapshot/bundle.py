@@ -35,7 +35,7 @@ from fleetdesk.wire import (
     Window,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION: Literal[2] = 2
 
 
 class Screen(StrEnum):

@@ -84,14 +84,17 @@ async def capture(
     """Everything a handoff about ``model_id`` needs, as the server answers it now (not yet redacted)."""
     # The shown window is always captured: the reopened console opens on it.
     windows = list(dict.fromkeys([*([view.window] if view is not None else []), *windows]))
-    info, me, detail, lineage, fleet, models, *series = await asyncio.gather(
-        client.info(),
-        client.me(),
-        client.model(model_id),
-        client.lineage(model_id),
-        client.fleet_summary(),
-        _all_models(client),
-        *(client.stability(model_id, window) for window in windows),
+    # Two groups, all at once: asyncio.gather types its results for up to six awaitables.
+    (info, me, detail, lineage, fleet, models), series = await asyncio.gather(
+        asyncio.gather(
+            client.info(),
+            client.me(),
+            client.model(model_id),
+            client.lineage(model_id),
+            client.fleet_summary(),
+            _all_models(client),
+        ),
+        asyncio.gather(*(client.stability(model_id, window) for window in windows)),
     )
     chosen = incident_id if incident_id is not None else detail.open_incident_id
     incident: IncidentDetail | None = await client.incident(chosen) if chosen is not None else None

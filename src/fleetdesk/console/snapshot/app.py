@@ -42,9 +42,10 @@ class SnapshotConsole(ConsoleApp):
         settings = (settings or ConsoleSettings()).model_copy(update={"read_only": True})
         super().__init__(Backend(snapshot.server.url, None, label="snapshot"), settings)
         self.snapshot = snapshot
-        self.client = FrozenClient(snapshot)  # type: ignore[assignment]
-        self.link = FrozenLink(banner=self.client.banner)
-        self.sub_title = self.client.banner
+        self.frozen = FrozenClient(snapshot)
+        self.client = self.frozen  # type: ignore[assignment]  # answers the console's reads alike
+        self.link = FrozenLink(banner=self.frozen.banner)
+        self.sub_title = self.frozen.banner
         self.chart_window = snapshot.view.window  # the model view reopens as it was exported
 
     def on_ready(self) -> None:
@@ -88,7 +89,7 @@ async def screenshot(snapshot: Snapshot, size: tuple[int, int] = SCREENSHOT_SIZE
             while not app.drawn():
                 await pilot.pause(0.05)
         await pilot.pause()
-        return app.export_screenshot(title=app.client.banner)
+        return app.export_screenshot(title=app.frozen.banner)
 
 
 def render_svg(sealed: Snapshot, size: tuple[int, int] = SCREENSHOT_SIZE) -> tuple[str | None, str]:

@@ -27,6 +27,7 @@ async def export_screen(app: ConsoleApp, out_dir: Path | None = None) -> Bundle:
     screen = app.screen
     svg: str | None = app.export_screenshot(title="fleetdesk")
     incident_id: int | None = None
+    model_id: str | None
     window = Window.H24
     if isinstance(screen, ModelScreen):
         model_id, window, shown = screen.model_id, screen.window, Screen.MODEL

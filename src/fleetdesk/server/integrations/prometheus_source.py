@@ -144,14 +144,18 @@ class PrometheusMetricsSource(MetricsSource):
                     growth[sum_name][moment - self.lag] = value
         candidates = []
         for bucket_start in starts:
-            values = {name: growth[name].get(bucket_start) for name in COUNTERS}
+            values = {
+                name: grown
+                for name in COUNTERS
+                if (grown := growth[name].get(bucket_start)) is not None
+            }
             # A bucket with no events is no data, like a missing one: leave it out.
-            if any(value is None for value in values.values()) or not values["events"]:
+            if len(values) < len(COUNTERS) or not values["events"]:
                 continue
             candidates.append(
                 {
                     "start": bucket_start,
-                    **{_FIELDS[name]: max(value, 0.0) for name, value in values.items()},
+                    **{_FIELDS[name]: max(grown, 0.0) for name, grown in values.items()},
                 }
             )
         # Prometheus answers NaN and +Inf as readily as numbers: those buckets are left out too.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header
 from fastapi.responses import Response
@@ -24,7 +24,9 @@ from fleetdesk.wire import (
 
 router = APIRouter(prefix=f"{API_PREFIX}/models", tags=["actions"])
 
-_ERRORS = {status: {"model": ProblemDetails} for status in (400, 401, 403, 404, 409, 422)}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ProblemDetails} for status in (400, 401, 403, 404, 409, 422)
+}
 
 
 @router.post("/{model_id}/actions/{kind}", response_model=ActionResult, responses=_ERRORS)

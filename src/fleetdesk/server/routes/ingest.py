@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header
 from fastapi.responses import Response
@@ -22,7 +22,9 @@ from fleetdesk.wire import (
 
 router = APIRouter(prefix=API_PREFIX, tags=["metrics"])
 
-_ERRORS = {status: {"model": ProblemDetails} for status in (400, 401, 403, 409, 422)}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ProblemDetails} for status in (400, 401, 403, 409, 422)
+}
 
 
 @router.post("/metrics", response_model=IngestResult, responses=_ERRORS)

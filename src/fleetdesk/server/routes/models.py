@@ -121,14 +121,11 @@ def stability(
         raise Problem(
             503, ProblemType.UNAVAILABLE, f"metrics source {backend.metrics.name}: {error}"
         ) from None
-    gaps = [
-        compare(points, others, other_id, relation)
-        for other_id, others, relation in (
-            (model.baseline_model_id, baseline_points, "baseline"),
-            (model.holdout_model_id, holdout_points, "holdout"),
-        )
-        if other_id
-    ]
+    gaps = []
+    if model.baseline_model_id:
+        gaps.append(compare(points, baseline_points, model.baseline_model_id, "baseline"))
+    if model.holdout_model_id:
+        gaps.append(compare(points, holdout_points, model.holdout_model_id, "holdout"))
     return StabilitySeries(
         model_id=model_id,
         window=window,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from sys import intern
+from typing import TypedDict
 
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.wire import Attention, Health, IncidentGroup, ModelSummary, Role, Tier
@@ -57,7 +58,14 @@ class FleetRow:
         )
 
 
-def grouped(group: IncidentGroup | None) -> dict[str, object]:
+class Grouping(TypedDict):
+    """A row's shared-cause fields, as keyword arguments."""
+
+    group_label: str | None
+    group_started: datetime | None
+
+
+def grouped(group: IncidentGroup | None) -> Grouping:
     """The row fields of a shared-cause group (none: not in one)."""
     if group is None:
         return {"group_label": None, "group_started": None}

@@ -33,7 +33,8 @@ from fleetdesk.wire import Attention
 class Column:
     key: str
     label: str
-    width: int | None
+    width: int
+    """The id's is whatever the others leave (``columns_for``)."""
     priority: int
     """Lower stays longer when the terminal is narrow."""
 
@@ -44,7 +45,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("calibration", "cal", 5, 1),
     Column("ne", "NE", 5, 1),
     Column("tier", "tier", 5, 0),
-    Column("id", "model", None, 0),
+    Column("id", "model", 0, 0),
     Column("incident", "inc", 5, 3),
     Column("type", "type", 24, 2),
     Column("role", "role", 10, 4),
@@ -99,7 +100,7 @@ def columns_for(width: int) -> list[Column]:
 
 
 def _fixed_width(columns: list[Column]) -> int:
-    return sum((c.width or 0) + 2 for c in columns) + _CHROME
+    return sum(c.width + 2 for c in columns) + _CHROME
 
 
 class FleetTable(ScrollView, can_focus=True):
@@ -345,11 +346,13 @@ class FleetTable(ScrollView, can_focus=True):
         self._shown = [i for i in self._ordered if shows(models[i], haystacks[i])]
         self._rows = {model_id: row for row, model_id in enumerate(self._shown)}
         self.virtual_size = Size(sum(c.width + 2 for c in columns), len(self._shown) + 1)
-        row = self._rows.get(current, min(self.cursor_row, max(len(self._shown) - 1, 0)))
+        row = min(self.cursor_row, max(len(self._shown) - 1, 0))
+        if current is not None:
+            row = self._rows.get(current, row)
         # The cursor follows a new worst page (Enter then opens what pages), unless the engineer has just
         # put it somewhere: then it stays, and the screen says where the page is.
         followed = new_page is not None and new_page in self._rows and not self.recently_moved()
-        if followed:
+        if followed and new_page is not None:
             row = self._rows[new_page]
         self.move_cursor(row=row)
         self.refresh()
@@ -466,9 +469,10 @@ class FleetTable(ScrollView, can_focus=True):
             if row >= len(self._shown):
                 return Strip.blank(width, self.rich_style)
             model_id = self._shown[row]
-            line = self._lines.get(model_id)
-            if line is None:
-                line = self._lines[model_id] = self._row_strip(model_id)
+            cached = self._lines.get(model_id)
+            if cached is None:
+                cached = self._lines[model_id] = self._row_strip(model_id)
+            line = cached
             style = self.rich_style
             if row == self.cursor_row:
                 # The cursor's colours win over the cells' own, so the selected row reads as one bar.

@@ -217,7 +217,10 @@ class StabilityChart(Widget):
     def _legend(self, grid: Grid, styles: dict[str, Style], series: StabilitySeries) -> None:
         """Title and window, the gap to each overlaid model as numbers, then the legend's keys as far as they fit
         (whole keys only: at 80 columns the keys are what is left out, never the numbers)."""
-        heading = [(self.signal.name, styles["title"]), (f" {series.window}  ", styles["muted"])]
+        heading: list[tuple[str, Style | None]] = [
+            (self.signal.name, styles["title"]),
+            (f" {series.window}  ", styles["muted"]),
+        ]
         for gap in series.gaps:
             if gap.relation == "holdout" and not self._holdout_shown:
                 continue
