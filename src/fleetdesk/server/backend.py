@@ -70,11 +70,11 @@ class Backend:
         seeded = not store.is_seeded()
         if seeded:
             if fleet is None:
-                raise ValueError(f"{db_path}: new database and no --fleet to seed it from")
+                raise ValueError(f"{store.where}: new database and no --fleet to seed it from")
             from fleetdesk.fleets import load_fleet
 
             count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
-            log.info("seeded %s from fleet %s: %d buckets", db_path, fleet, count)
+            log.info("seeded %s from fleet %s: %d buckets", store.where, fleet, count)
         config = store.fleet_config()
         backend = cls(
             store=store,
@@ -85,7 +85,7 @@ class Backend:
             metrics=metrics or StoreMetricsSource(store),
             demo=demo,
             model_keys=store.model_keys(),
-            storage=StorageWatch(store.path),
+            storage=StorageWatch(store.local_file) if store.local_file else None,
         )
         backend.seeded = seeded
         backend._finish_interrupted_requests()

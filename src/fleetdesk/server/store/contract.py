@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.seeding import BucketRows, SeedProgress
 from fleetdesk.server.store.values import iso, parse_iso
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
 
 class StoreError(RuntimeError):
     """The database cannot be used (newer schema, not a fleetdesk database, …)."""
+
+
+class StoreUnavailable(StoreError):
+    """The database server cannot be reached now (down, restarting, connection lost): retry later."""
 
 
 class Row(Protocol):
@@ -56,6 +61,9 @@ class Cursor(Protocol):
 class Connection(Protocol):
     """What the server's modules use of a database connection (sqlite3's own interface)."""
 
+    @property
+    def dialect(self) -> Dialect: ...
+
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
@@ -73,6 +81,8 @@ class Store(ABC):
 
     where: str
     """The location in plain words for messages (never a password)."""
+    local_file: Path | None = None
+    """The database file on this machine, when it is one (its disk is then watched for space)."""
 
     # --- connections and transactions ------------------------------------
 
@@ -102,6 +112,12 @@ class Store(ABC):
     @abstractmethod
     def schema_version(self) -> int:
         """The schema version the database is at."""
+
+    def insert_rows(
+        self, conn: Connection, table: str, columns: int, rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Append many whole rows to a table in the current transaction (seeding writes millions)."""
+        conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * columns)})", rows)
 
     # --- fleet config and registry ------------------------------------------
 
@@ -181,9 +197,11 @@ class Store(ABC):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 model_rows,
             )
-            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
-            conn.executemany(
-                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
+            self.insert_rows(conn, "buckets", 7, buckets.rows())
+            self.insert_rows(
+                conn,
+                "health_days",
+                5,
                 ((key, day, *counts) for (key, day), counts in buckets.days.items()),
             )
             conn.executemany(
@@ -213,10 +231,11 @@ class Store(ABC):
             return 0
         buckets = BucketRows(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
         with self.write() as conn:
-            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
+            self.insert_rows(conn, "buckets", 7, buckets.rows())
             conn.executemany(
                 "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
-                " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
+                " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"
+                " no_data = health_days.no_data + excluded.no_data",
                 ((key, day, *counts) for (key, day), counts in buckets.days.items()),
             )
             conn.executemany(
@@ -233,8 +252,15 @@ class Store(ABC):
 
 
 def _store_class(where: Path | str) -> type[Store]:
-    if isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
-        raise StoreError("PostgreSQL stores are not available in this fleetdesk")
+    if is_postgres_url(where):
+        from fleetdesk.server.store.postgres import PostgresStore
+
+        return PostgresStore
     from fleetdesk.server.store.sqlite import SqliteStore
 
     return SqliteStore
+
+
+def is_postgres_url(where: Path | str) -> bool:
+    """A ``postgresql://`` (or ``postgres://``) URL names a PostgreSQL database; anything else is a path."""
+    return isinstance(where, str) and where.startswith(("postgresql://", "postgres://"))

@@ -21,9 +21,16 @@ from pathlib import Path
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.store.contract import Store, StoreError
+from fleetdesk.server.store.dialect import SQLITE
 from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 10_000
+
+
+class SqliteConnection(sqlite3.Connection):
+    """sqlite3's own connection, knowing its dialect (see store.dialect)."""
+
+    dialect = SQLITE
 
 
 class SqliteStore(Store):
@@ -32,6 +39,7 @@ class SqliteStore(Store):
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.where = str(self.path)
+        self.local_file = self.path
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
@@ -47,6 +55,7 @@ class SqliteStore(Store):
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=BUSY_TIMEOUT_MS / 1000,
+                factory=SqliteConnection,
             )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
