@@ -79,6 +79,15 @@ class Cluster:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
+    def copy_database(self, url: str) -> str:
+        """A new database copied from the one at ``url`` (nobody may be connected to it); its URL."""
+        import psycopg
+
+        name = f"t{os.getpid()}_{next(self._numbers)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {url.rsplit('/', 1)[1]}")
+        return self.url(name)
+
 
 @contextmanager
 def running_cluster() -> Iterator[Cluster]:

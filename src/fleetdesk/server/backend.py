@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.stability import Health
@@ -47,6 +48,8 @@ class Backend:
     seeded: bool = False
     """True when this open created the database from a fleet (False: an existing one was reused)."""
     evaluated_at: datetime | None = None
+    leading: bool = False
+    """This process closed slots at its last chance to (always, on a store only it serves)."""
     """When every model's SLO state was last brought up to date (stored states may be older but still hold)."""
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
     storage: StorageWatch | None = None
@@ -88,6 +91,7 @@ class Backend:
             storage=StorageWatch(store.local_file) if store.local_file else None,
         )
         backend.seeded = seeded
+        store.watch_commits(backend.notifier.notify)  # other replicas' events reach our streams
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
         return backend
@@ -100,8 +104,11 @@ class Backend:
         self.notifier.notify()
 
     def refresh_if_due(self, force: bool = False) -> bool:
-        """Recompute every model's SLO state when a new bucket slot has begun."""
+        """Recompute every model's SLO state when a new bucket slot has begun (the leader replica only)."""
         with self._refresh_lock:
+            self.leading = self.store.lead()
+            if not self.leading:
+                return False
             now = self.clock.now()
             slot = slo_board.slot_index(now, self.config)
             if slot == self._refreshed_slot and not force:
@@ -114,10 +121,12 @@ class Backend:
             # The counting runs on a read snapshot so actions are not held up; models a
             # concurrent ingest touched keep the newer state it stored.
             with self.store.read() as conn:
+                # On a shared store another replica's ingest is not in our touched set: count afresh.
                 advancing = (
                     held is not None
                     and held_at is not None
                     and not force
+                    and not self.store.shared
                     and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step
                 )
                 if advancing:
@@ -137,6 +146,7 @@ class Backend:
                 latest, waiting = slo_board.latest_state(
                     conn, self.model_keys, windows, list(self.model_keys)
                 )
+                counted = self._ingested(conn) if self.store.shared else {}
             # A model whose window counts and latest health did not move keeps its stored
             # state (still true now); usually most of the fleet, so most of the work is skipped.
             # One still awaiting its latest bucket keeps it too: its ingest judges it (see slo_board).
@@ -154,13 +164,32 @@ class Backend:
             ]
             assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
             with self.write() as conn:
+                # A model ingested since the snapshot (here, or on another replica) keeps the newer state
+                # that ingest stored.
+                moved = (
+                    {m for m, mark in self._ingested(conn).items() if counted.get(m) != mark}
+                    if self.store.shared
+                    else set()
+                )
                 with self._touched_lock:
-                    fresh = [a for a in assessments if a.model_id not in self._touched]
+                    fresh = [
+                        a
+                        for a in assessments
+                        if a.model_id not in self._touched and a.model_id not in moved
+                    ]
                 slo_board.apply(conn, self.registry, fresh, now, self.config.bucket_seconds)
             self._counts, self._counts_windows, self._latest = counts, windows, latest
             self.evaluated_at = now
             self._refreshed_slot = slot
             return True
+
+    @staticmethod
+    def _ingested(conn: Connection) -> dict[str, tuple[Any, ...]]:
+        """Per model, a mark that moves with every ingest (its newest bucket and its running weight)."""
+        return {
+            row[0]: (row[1], row[2])
+            for row in conn.execute("SELECT id, last_bucket_start, total_weight FROM models")
+        }
 
     def touched(self, model_ids: Iterable[str]) -> None:
         """Note models whose buckets an ingest just changed (call inside its write transaction)."""

@@ -17,8 +17,7 @@ Guarantees every store gives:
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
@@ -51,6 +50,9 @@ class Row(Protocol):
 
 
 class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
@@ -69,8 +71,9 @@ class Connection(Protocol):
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
 
 
-class Store(ABC):
-    """One fleetdesk database, used from many threads."""
+class Store:
+    """One fleetdesk database, used from many threads. The methods that raise NotImplementedError are
+    what each kind of store implements (not abc-abstract: ``Store(where)`` must type-check)."""
 
     def __new__(cls, where: Path | str) -> Store:  # noqa: PYI034 - the subclass the location names
         # Store(where) opens the kind of store the location names, so every command taking --db takes
@@ -83,35 +86,48 @@ class Store(ABC):
     """The location in plain words for messages (never a password)."""
     local_file: Path | None = None
     """The database file on this machine, when it is one (its disk is then watched for space)."""
+    shared: bool = False
+    """Several server processes (replicas) may write this database at once: a process cannot know every
+    change from its own writes."""
 
     # --- connections and transactions ------------------------------------
 
-    @abstractmethod
     def connection(self) -> Connection:
         """This thread's connection, outside any transaction (single statements)."""
+        raise NotImplementedError
 
-    @abstractmethod
     def write(self) -> AbstractContextManager[Connection]:
         """One write transaction: committed on normal exit, rolled back on any exception."""
+        raise NotImplementedError
 
-    @abstractmethod
     def read(self) -> AbstractContextManager[Connection]:
         """A consistent snapshot for several reads."""
+        raise NotImplementedError
 
-    @abstractmethod
     def close(self) -> None:
         """Close every connection this store opened."""
+        raise NotImplementedError
+
+    def lead(self) -> bool:
+        """Whether this process is the one that closes slots, recomputes SLOs and opens incidents, taking
+        the role when no live process holds it. A store only one server uses always leads."""
+        return True
+
+    def watch_commits(self, wake: Callable[[], None]) -> None:
+        """Call ``wake`` (from any thread) after another process commits a write, so this process's event
+        streams read the new events. Nothing to watch where only one server writes."""
+        return None
 
     # --- schema -----------------------------------------------------------
 
-    @abstractmethod
     def migrate(self) -> int:
         """Bring the schema to the newest version; returns the version found before. StoreError for a
         location that is not a fleetdesk database or cannot be used."""
+        raise NotImplementedError
 
-    @abstractmethod
     def schema_version(self) -> int:
         """The schema version the database is at."""
+        raise NotImplementedError
 
     def insert_rows(
         self, conn: Connection, table: str, columns: int, rows: Iterable[Sequence[Any]]

@@ -8,19 +8,24 @@ Concurrency choices, giving the same guarantees as the SQLite store:
   resume relies on.
 - Reads run as REPEATABLE READ READ ONLY transactions: one snapshot for several reads, never blocking.
 - One connection per thread, in autocommit mode outside ``write()``/``read()`` (single statements).
+- Replicas: every write transaction NOTIFYs one channel (delivered at commit, never for a rollback); each
+  replica LISTENs on its own connection and wakes its event streams, which read the shared event log, so
+  ``Last-Event-ID`` resumes on any replica. The leader holds a session advisory lock on its own
+  connection: when its process dies the connection closes, the lock is free, and the next replica to ask
+  (every few seconds, see server.app) takes it.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from fleetdesk.domain.text import sanitize
-from fleetdesk.server.store.contract import Store, StoreError, StoreUnavailable
+from fleetdesk.server.store.contract import Cursor, Store, StoreError, StoreUnavailable
 from fleetdesk.server.store.dialect import POSTGRES
 from fleetdesk.server.store.postgres_schema import MIGRATIONS
 
@@ -32,6 +37,10 @@ except ImportError:  # pragma: no cover - the postgres extra not installed
 
 WRITE_LOCK = 0x666C6565  # pg_advisory_xact_lock key every writer takes ("flee")
 MIGRATE_LOCK = 0x666C6566
+LEADER_LOCK = 0x666C6567  # held (session lock) by the replica that closes slots
+COMMITS_CHANNEL = (
+    "fleetdesk_commits"  # NOTIFY at every write commit: replicas wake their event streams
+)
 CONNECT_TIMEOUT_S = 10
 
 
@@ -76,13 +85,11 @@ class PgConnection:
     def __init__(self, raw: psycopg.Connection[PgRow]) -> None:
         self.raw = raw
 
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[PgRow]:
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
         with _unavailable_as_store_error():
             return self.raw.execute(_translate(sql), parameters or None)  # type: ignore[arg-type]
 
-    def executemany(
-        self, sql: str, parameters: Iterable[Sequence[Any]], /
-    ) -> psycopg.Cursor[PgRow]:
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
         cursor = self.raw.cursor()
         with _unavailable_as_store_error():
             cursor.executemany(_translate(sql), parameters)  # type: ignore[arg-type]
@@ -132,28 +139,36 @@ class PostgresStore(Store):
         self._write_lock = threading.Lock()
         self._connections: list[PgConnection] = []
         self._connections_lock = threading.Lock()
+        self.shared = True
+        self._leader: PgConnection | None = None
+        self._leader_lock = threading.Lock()
+        self._listening = threading.Event()  # set: the listener should keep going
+        self._listener: threading.Thread | None = None
 
     # --- connections and transactions ------------------------------------
 
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
         if conn is None or conn.raw.closed or conn.raw.broken:
-            try:
-                raw = psycopg.connect(
-                    self.url,
-                    autocommit=True,
-                    row_factory=_pg_row,
-                    connect_timeout=CONNECT_TIMEOUT_S,
-                    application_name="fleetdesk",
-                )
-            except psycopg.Error as error:
-                raise StoreUnavailable(
-                    f"{self.where}: cannot connect ({sanitize(str(error).strip())})"
-                ) from None
-            conn = self._local.conn = PgConnection(raw)
+            conn = self._local.conn = self._connect()
             with self._connections_lock:
                 self._connections.append(conn)
         return conn
+
+    def _connect(self) -> PgConnection:
+        try:
+            raw = psycopg.connect(
+                self.url,
+                autocommit=True,
+                row_factory=_pg_row,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="fleetdesk",
+            )
+        except psycopg.Error as error:
+            raise StoreUnavailable(
+                f"{self.where}: cannot connect ({sanitize(str(error).strip())})"
+            ) from None
+        return PgConnection(raw)
 
     @contextmanager
     def write(self) -> Iterator[PgConnection]:
@@ -164,6 +179,7 @@ class PostgresStore(Store):
             try:
                 conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
                 yield conn
+                conn.execute(f"NOTIFY {COMMITS_CHANNEL}")
                 conn.execute("COMMIT")
             except BaseException:
                 if not conn.raw.closed and conn.in_transaction:
@@ -182,11 +198,68 @@ class PostgresStore(Store):
                 conn.execute("COMMIT")
 
     def close(self) -> None:
+        self._listening.clear()
+        if self._listener is not None:
+            self._listener.join(timeout=5)
+            self._listener = None
+        with self._leader_lock:
+            if self._leader is not None:
+                self._leader.raw.close()  # gives the leadership up at once
+                self._leader = None
         with self._connections_lock:
             for conn in self._connections:
                 conn.raw.close()
             self._connections.clear()
         self._local = threading.local()
+
+    # --- replicas -----------------------------------------------------------
+
+    def lead(self) -> bool:
+        with self._leader_lock:
+            leader = self._leader
+            if leader is not None and not (leader.raw.closed or leader.raw.broken):
+                try:
+                    leader.execute("SELECT 1")  # still connected, so still holding the lock
+                    return True
+                except StoreUnavailable:
+                    pass
+            if leader is not None:
+                leader.raw.close()
+            self._leader = None
+            try:
+                leader = self._connect()
+            except StoreUnavailable:
+                return False
+            if leader.execute("SELECT pg_try_advisory_lock(?)", (LEADER_LOCK,)).fetchone()[0]:
+                self._leader = leader
+                return True
+            leader.raw.close()
+            return False
+
+    def watch_commits(self, wake: Callable[[], None]) -> None:
+        self._listening.set()
+        self._listener = threading.Thread(
+            target=self._listen, args=(wake,), name="fleetdesk-listen", daemon=True
+        )
+        self._listener.start()
+
+    def _listen(self, wake: Callable[[], None]) -> None:
+        while self._listening.is_set():
+            try:
+                conn = self._connect()
+            except StoreUnavailable:
+                self._listening.wait(1.0)
+                continue
+            try:
+                conn.execute(f"LISTEN {COMMITS_CHANNEL}")
+                wake()  # commits while we were not listening
+                while self._listening.is_set():
+                    for _ in conn.raw.notifies(timeout=0.5):
+                        wake()
+            except psycopg.Error:
+                continue  # connection lost: connect again
+            finally:
+                conn.raw.close()
 
     def insert_rows(
         self, conn: Any, table: str, columns: int, rows: Iterable[Sequence[Any]]

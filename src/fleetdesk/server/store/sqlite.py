@@ -42,12 +42,12 @@ class SqliteStore(Store):
         self.local_file = self.path
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: list[SqliteConnection] = []
         self._connections_lock = threading.Lock()
 
     # --- connections and transactions ------------------------------------
 
-    def connection(self) -> sqlite3.Connection:
+    def connection(self) -> SqliteConnection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(
@@ -68,7 +68,7 @@ class SqliteStore(Store):
         return conn
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[SqliteConnection]:
         """One write transaction: committed on normal exit, rolled back on any exception."""
         conn = self.connection()
         with self._write_lock:
@@ -84,7 +84,7 @@ class SqliteStore(Store):
                 raise
 
     @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[SqliteConnection]:
         """A consistent snapshot for several reads."""
         conn = self.connection()
         conn.execute("BEGIN")
