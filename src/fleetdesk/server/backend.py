@@ -45,6 +45,8 @@ class Backend:
     _counts: dict[str, slo_board.Counts] | None = None
     _counts_windows: slo_board.Windows | None = None
     _latest: dict[str, Health] = field(default_factory=dict)
+    _marks: dict[str, tuple[Any, ...]] | None = None
+    """Each model's ingest mark when our counts were taken (shared stores only, see refresh_if_due)."""
     seeded: bool = False
     """True when this open created the database from a fleet (False: an existing one was reused)."""
     evaluated_at: datetime | None = None
@@ -121,12 +123,18 @@ class Backend:
             # The counting runs on a read snapshot so actions are not held up; models a
             # concurrent ingest touched keep the newer state it stored.
             with self.store.read() as conn:
-                # On a shared store another replica's ingest is not in our touched set: count afresh.
+                # On a shared store another replica's ingests are not in our touched set: a model whose
+                # ingest mark moved since our counts were taken is recounted too. (A mark misses only an
+                # all-zero bucket backfilled behind the newest: no data, which counts as none.)
+                counted = self._ingested(conn) if self.store.shared else {}
+                held_marks = self._marks
+                if held_marks is not None:
+                    stale |= {m for m, mark in counted.items() if held_marks.get(m) != mark}
                 advancing = (
                     held is not None
                     and held_at is not None
                     and not force
-                    and not self.store.shared
+                    and (held_marks is not None or not self.store.shared)
                     and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step
                 )
                 if advancing:
@@ -146,7 +154,6 @@ class Backend:
                 latest, waiting = slo_board.latest_state(
                     conn, self.model_keys, windows, list(self.model_keys)
                 )
-                counted = self._ingested(conn) if self.store.shared else {}
             # A model whose window counts and latest health did not move keeps its stored
             # state (still true now); usually most of the fleet, so most of the work is skipped.
             # One still awaiting its latest bucket keeps it too: its ingest judges it (see slo_board).
@@ -179,6 +186,7 @@ class Backend:
                     ]
                 slo_board.apply(conn, self.registry, fresh, now, self.config.bucket_seconds)
             self._counts, self._counts_windows, self._latest = counts, windows, latest
+            self._marks = counted if self.store.shared else None
             self.evaluated_at = now
             self._refreshed_slot = slot
             return True
@@ -201,6 +209,7 @@ class Backend:
         self._refreshed_slot = slo_board.slot_index(now, self.config)
         self.evaluated_at = now
         self._counts = None  # stored states are now newer than our counts: recount next time
+        self._marks = None
 
     def _finish_interrupted_requests(self) -> None:
         # A request whose change committed but whose after-commit delivery was cut
