@@ -21,13 +21,17 @@ import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.store.contract import Cursor, Store, StoreError, StoreUnavailable
 from fleetdesk.server.store.dialect import POSTGRES
 from fleetdesk.server.store.postgres_schema import MIGRATIONS
+from fleetdesk.server.store.seeding import SeedProgress
+
+if TYPE_CHECKING:
+    from fleetdesk.fleets import Fleet
 
 try:
     import psycopg
@@ -268,6 +272,12 @@ class PostgresStore(Store):
         with conn.raw.cursor().copy(f"COPY {table} FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+
+    def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
+        counted = super().seed(fleet, progress)
+        # Planner statistics now, not whenever autovacuum gets to millions of COPYed rows.
+        self.connection().execute("ANALYZE")
+        return counted
 
     # --- schema -----------------------------------------------------------
 
