@@ -4,8 +4,8 @@ Run: .venv/bin/pytest tests/bench/bench_server.py -o addopts="" -o python_files=
 
 Each size is seeded once per session and store (a generated fleet, "seed N models" is recorded) and
 every server runs on its own copy of that database (a file copy; on PostgreSQL, a database made from it
-as a template, in the session's throwaway cluster). Every figure is taken on both stores; PostgreSQL's
-are not held to the budgets yet (see _budget).
+as a template, in the session's throwaway cluster). Every figure is taken on both stores, with the same
+budgets except PostgreSQL's action latency (see _action_budget).
 
 - Fleet summary: p50 (budget 100 ms) and p99 of GET /v1/fleet/summary; the reference is
   /healthz p50, interleaved with it so both see the same machine load.
@@ -70,11 +70,11 @@ def _percentile(values: list[float], share: float) -> float:
 STORES = ["sqlite", "postgresql"]
 
 
-def _budget(store: str, size: int, budget: float) -> float | None:
-    """The budget a figure is held to. PostgreSQL's figures are recorded beside SQLite's but not held to
-    the budgets yet (issue 19, measured at 10,000 models: full recount 5.7 s, action p99 135 ms, seeding
-    88 s), so that CI shows them without failing on a known gap."""
-    return at_scale(size, budget) if store == "sqlite" else None
+def _action_budget(store: str, size: int) -> float | None:
+    """PostgreSQL's action latency is recorded beside SQLite's but not held to the budget yet (issue 19:
+    p99 135 ms at 10,000 models, its request threads' connections opened on first use among other
+    causes), so that CI shows it without failing on a known gap. Every other figure has its budget."""
+    return at_scale(size, ACTION_P99_BUDGET_MS) if store == "sqlite" else None
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def test_fleet_summary_and_slo_refresh(
         began = time.perf_counter()
         assert backend.refresh_if_due()
         hourly = time.perf_counter() - began
-        budget = _budget(store, size, SLO_BUDGET_S)
+        budget = at_scale(size, SLO_BUDGET_S)
         figures.record(
             f"SLO full recount, {size:,} models × 28 d hourly{on}", full, "s", budget=budget
         )
@@ -187,7 +187,7 @@ def test_fleet_summary_and_slo_refresh(
             f"fleet summary p50, {size:,} models{on}",
             statistics.median(summary),
             "ms",
-            budget=_budget(store, size, SUMMARY_P50_BUDGET_MS),
+            budget=at_scale(size, SUMMARY_P50_BUDGET_MS),
             reference=healthz,
             reference_name="/healthz p50",
         )
@@ -320,7 +320,7 @@ def test_action_p99_at_50_clients(
             f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models{on}",
             _percentile(notes, 0.99),
             "ms",
-            budget=_budget(store, size, ACTION_P99_BUDGET_MS),
+            budget=_action_budget(store, size),
             reference=reference,
             reference_name="/healthz p99",
         )
