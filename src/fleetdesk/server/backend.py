@@ -23,6 +23,9 @@ from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store
 
 log = logging.getLogger("fleetdesk.server")
 
+REQUEST_THREADS = 40
+"""Requests served at once: the worker threads of anyio's default thread limiter (one connection each)."""
+
 MAX_ADVANCE_SLOTS = 48
 """Beyond this many closed slots since the last count (a long outage), recount from scratch."""
 
@@ -94,6 +97,7 @@ class Backend:
         )
         backend.seeded = seeded
         store.watch_commits(backend.notifier.notify)  # other replicas' events reach our streams
+        store.warm(REQUEST_THREADS)
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
         return backend

@@ -113,6 +113,10 @@ class Store:
         the role when no live process holds it. A store only one server uses always leads."""
         return True
 
+    def warm(self, connections: int) -> None:
+        """Get ready to serve this many threads at once (where connecting costs something)."""
+        return None
+
     def watch_commits(self, wake: Callable[[], None]) -> None:
         """Call ``wake`` (from any thread) after another process commits a write, so this process's event
         streams read the new events. Nothing to watch where only one server writes."""

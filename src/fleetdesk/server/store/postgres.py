@@ -18,6 +18,7 @@ Concurrency choices, giving the same guarantees as the SQLite store:
 from __future__ import annotations
 
 import functools
+import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -147,6 +148,8 @@ class PostgresStore(Store):
         self._leader: PgConnection | None = None
         self._leader_lock = threading.Lock()
         self._listening = threading.Event()  # set: the listener should keep going
+        self._spare: queue.SimpleQueue[PgConnection] = queue.SimpleQueue()
+        self._closed = False
         self._listener: threading.Thread | None = None
 
     # --- connections and transactions ------------------------------------
@@ -154,10 +157,33 @@ class PostgresStore(Store):
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
         if conn is None or conn.raw.closed or conn.raw.broken:
-            conn = self._local.conn = self._connect()
-            with self._connections_lock:
-                self._connections.append(conn)
+            try:
+                conn = self._spare.get_nowait()  # already in self._connections
+            except queue.Empty:
+                conn = self._connect()
+                with self._connections_lock:
+                    self._connections.append(conn)
+            self._local.conn = conn
         return conn
+
+    def warm(self, connections: int) -> None:
+        """Open connections in the background for request threads to take on their first request, so
+        no request waits for a connection to be set up (the slowest part of a first write)."""
+
+        def open_them() -> None:
+            for _ in range(connections):
+                try:
+                    conn = self._connect()
+                except StoreUnavailable:
+                    return
+                with self._connections_lock:
+                    if self._closed:
+                        conn.raw.close()
+                        return
+                    self._connections.append(conn)  # closed by close() even if never taken
+                self._spare.put(conn)
+
+        threading.Thread(target=open_them, name="fleetdesk-warm", daemon=True).start()
 
     def _connect(self) -> PgConnection:
         try:
@@ -211,6 +237,7 @@ class PostgresStore(Store):
                 self._leader.raw.close()  # gives the leadership up at once
                 self._leader = None
         with self._connections_lock:
+            self._closed = True
             for conn in self._connections:
                 conn.raw.close()
             self._connections.clear()
