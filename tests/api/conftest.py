@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from pydantic import SecretStr
 
 from fleetdesk.client import ClientTimeouts, FleetdeskClient, RetryPolicy
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
+from postgres_cluster import STORE_KINDS
 
 # Models of the small fleet (fixtures/fleets/small.json) with the shape each test needs.
 EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"  # scale-up experiment, paging, open incident
@@ -33,12 +35,22 @@ SERVER_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 """The frozen time of the shared ``server`` fixture (tests/conftest.py FIXED_NOW)."""
 
 
-@pytest.fixture(scope="module")
-def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    """One server for a module of read-only tests: seeding takes most of a second per server."""
-    with start_embedded(
-        "small", tmp_path_factory.mktemp("shared") / "fleetdesk.sqlite", now=SERVER_NOW
-    ) as server:
+@pytest.fixture(params=STORE_KINDS)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every API test that starts a server runs on each store."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="module", params=STORE_KINDS)
+def shared_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[EmbeddedServer]:
+    """One server for a module of read-only tests (seeding takes most of a second per server), per store."""
+    if request.param == "postgresql":
+        where: Path | str = request.getfixturevalue("postgres").fresh_database()
+    else:
+        where = tmp_path_factory.mktemp("shared") / "fleetdesk.sqlite"
+    with start_embedded("small", where, now=SERVER_NOW) as server:
         yield server
 
 

@@ -2,8 +2,10 @@
 
 Run: .venv/bin/pytest tests/bench/bench_server.py -o addopts="" -o python_files="bench_*.py" -s -p no:cacheprovider
 
-Each size is seeded once per session (a generated fleet, "seed N models" is recorded
-unbudgeted) and every server runs on its own copy of that database file.
+Each size is seeded once per session and store (a generated fleet, "seed N models" is recorded) and
+every server runs on its own copy of that database (a file copy; on PostgreSQL, a database made from it
+as a template, in the session's throwaway cluster). Every figure is taken on both stores, with the same
+budgets except PostgreSQL's action latency (see _action_budget).
 
 - Fleet summary: p50 (budget 100 ms) and p99 of GET /v1/fleet/summary; the reference is
   /healthz p50, interleaved with it so both see the same machine load.
@@ -65,45 +67,66 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+STORES = ["sqlite", "postgresql"]
+
+
+def _action_budget(store: str, size: int) -> float | None:
+    """PostgreSQL's action latency is recorded beside SQLite's but not held to the budget yet (issue 19:
+    p99 158 ms at 1,000 models with connections opened ahead, p50 8 ms: a tail not yet explained), so
+    that CI shows it without failing on a known gap. Every other figure has its budget."""
+    return at_scale(size, ACTION_P99_BUDGET_MS) if store == "sqlite" else None
+
+
 @dataclass(frozen=True)
 class Seeded:
     size: int
     fleet: Path
-    db: Path
+    db: Path | str
     buckets: int
     seconds: float
     """Seeding it: Backend.open on a new database from the generated fleet."""
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Seeded]]:
-    """One seeded database per fleet size, made when a test first asks for it."""
+def seeded(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[dict[tuple[str, int], Seeded]]:
+    """One seeded database per store and fleet size, made when a test first asks for it."""
     from fleetdesk.fleets.generator import generate_fleet
 
     folder = tmp_path_factory.mktemp("fleets")
 
-    class Sizes(dict[int, Seeded]):
-        def __missing__(self, size: int) -> Seeded:
+    class Sizes(dict[tuple[str, int], Seeded]):
+        def __missing__(self, key: tuple[str, int]) -> Seeded:
+            store, size = key
             fleet = folder / f"fleet{size}.json"
-            fleet.write_text(
-                generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(),
-                encoding="utf-8",
-            )
-            db = folder / f"fleet{size}.sqlite"
+            if not fleet.exists():
+                fleet.write_text(
+                    generate_fleet(size, seed=7, name=f"bench{size}").model_dump_json(),
+                    encoding="utf-8",
+                )
+            db: Path | str = folder / f"fleet{size}.sqlite"
+            if store == "postgresql":
+                db = request.getfixturevalue("postgres").fresh_database()
             began = time.perf_counter()
             backend = Backend.open(db, str(fleet), Clock(NOW))
             seconds = time.perf_counter() - began
             conn = backend.store.connection()
             buckets = conn.execute("SELECT count(*) FROM buckets").fetchone()[0]
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the copies need only the main file
+            if store == "sqlite":
+                conn.execute(
+                    "PRAGMA wal_checkpoint(TRUNCATE)"
+                )  # the copies need only the main file
             backend.close()
-            self[size] = Seeded(size, fleet, db, buckets, seconds)
-            return self[size]
+            self[key] = Seeded(size, fleet, db, buckets, seconds)
+            return self[key]
 
     yield Sizes()
 
 
-def _copy(seeded: Seeded, tmp_path: Path) -> Path:
+def _copy(seeded: Seeded, tmp_path: Path, request: pytest.FixtureRequest) -> Path | str:
+    if isinstance(seeded.db, str):
+        return str(request.getfixturevalue("postgres").copy_database(seeded.db))
     db = tmp_path / "bench.sqlite"
     shutil.copyfile(seeded.db, db)
     # Written back now, not during the measurement: a large fleet's copy is gigabytes of dirty
@@ -114,12 +137,23 @@ def _copy(seeded: Seeded, tmp_path: Path) -> Path:
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("size", SCALES)
+@pytest.mark.parametrize("store", STORES)
 def test_fleet_summary_and_slo_refresh(
-    size: int, seeded: dict[int, Seeded], tmp_path: Path, figures: Figures
+    store: str,
+    size: int,
+    seeded: dict[tuple[str, int], Seeded],
+    tmp_path: Path,
+    figures: Figures,
+    request: pytest.FixtureRequest,
 ) -> None:
-    fleet = seeded[size]
-    figures.record(f"seed {size:,} models ({fleet.buckets:,} buckets)", fleet.seconds, "s")
-    server = start_embedded(str(fleet.fleet), _copy(fleet, tmp_path), now=NOW)
+    fleet = seeded[store, size]
+    on = f" ({store})"
+    figures.record(
+        f"seed {size:,} models ({fleet.buckets:,} buckets){on}",
+        fleet.seconds,
+        "s",
+    )
+    server = start_embedded(str(fleet.fleet), _copy(fleet, tmp_path, request), now=NOW)
     try:
         backend = server.backend
         began = time.perf_counter()
@@ -130,8 +164,10 @@ def test_fleet_summary_and_slo_refresh(
         assert backend.refresh_if_due()
         hourly = time.perf_counter() - began
         budget = at_scale(size, SLO_BUDGET_S)
-        figures.record(f"SLO full recount, {size:,} models × 28 d hourly", full, "s", budget=budget)
-        figures.record(f"SLO hourly slot close, {size:,} models", hourly, "s", budget=budget)
+        figures.record(
+            f"SLO full recount, {size:,} models × 28 d hourly{on}", full, "s", budget=budget
+        )
+        figures.record(f"SLO hourly slot close, {size:,} models{on}", hourly, "s", budget=budget)
 
         summary: list[float] = []
         health: list[float] = []
@@ -148,7 +184,7 @@ def test_fleet_summary_and_slo_refresh(
                     sink.append((time.perf_counter() - began) * 1000)
         healthz = statistics.median(health)
         figures.record(
-            f"fleet summary p50, {size:,} models",
+            f"fleet summary p50, {size:,} models{on}",
             statistics.median(summary),
             "ms",
             budget=at_scale(size, SUMMARY_P50_BUDGET_MS),
@@ -156,7 +192,7 @@ def test_fleet_summary_and_slo_refresh(
             reference_name="/healthz p50",
         )
         figures.record(
-            f"fleet summary p99, {size:,} models",
+            f"fleet summary p99, {size:,} models{on}",
             _percentile(summary, 0.99),
             "ms",
             reference=healthz,
@@ -231,14 +267,21 @@ async def _closed_loop(url: str, token: str, path: str, note: bool) -> tuple[lis
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("size", SCALES)
+@pytest.mark.parametrize("store", STORES)
 def test_action_p99_at_50_clients(
-    size: int, seeded: dict[int, Seeded], tmp_path: Path, figures: Figures
+    store: str,
+    size: int,
+    seeded: dict[tuple[str, int], Seeded],
+    tmp_path: Path,
+    figures: Figures,
+    request: pytest.FixtureRequest,
 ) -> None:
-    db = _copy(seeded[size], tmp_path)
-    store = Store(db)
-    token = create_token(store, "bench", AccessRole.ADMIN, [])
-    model = store.connection().execute("SELECT id FROM models ORDER BY key LIMIT 1").fetchone()[0]
-    store.close()
+    db = _copy(seeded[store, size], tmp_path, request)
+    on = f" ({store})"
+    opened = Store(db)
+    token = create_token(opened, "bench", AccessRole.ADMIN, [])
+    model = opened.connection().execute("SELECT id FROM models ORDER BY key LIMIT 1").fetchone()[0]
+    opened.close()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -274,29 +317,29 @@ def test_action_p99_at_50_clients(
 
         reference = _percentile(healthz, 0.99)
         figures.record(
-            f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models",
+            f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models{on}",
             _percentile(notes, 0.99),
             "ms",
-            budget=at_scale(size, ACTION_P99_BUDGET_MS),
+            budget=_action_budget(store, size),
             reference=reference,
             reference_name="/healthz p99",
         )
         figures.record(
-            f"action p50, 50 clients open loop, {size:,} models",
+            f"action p50, 50 clients open loop, {size:,} models{on}",
             statistics.median(notes),
             "ms",
             reference=statistics.median(healthz),
             reference_name="/healthz p50",
         )
         figures.record(
-            f"action throughput, 50 clients closed loop (saturation), {size:,} models",
+            f"action throughput, 50 clients closed loop (saturation), {size:,} models{on}",
             len(closed) / wall,
             "actions/s",
             reference=len(closed_healthz) / healthz_wall,
             reference_name="/healthz",
         )
         figures.record(
-            f"action p99, 50 clients closed loop (saturation), {size:,} models",
+            f"action p99, 50 clients closed loop (saturation), {size:,} models{on}",
             _percentile(closed, 0.99),
             "ms",
             reference=_percentile(closed_healthz, 0.99),

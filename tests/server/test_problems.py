@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import httpx
 
 from fleetdesk.server.embedded import EmbeddedServer
+from fleetdesk.server.store import Store
 
 from .helpers import assert_problem, auth, get
 
@@ -37,12 +36,22 @@ def test_validation_errors_list_each_bad_input(server: EmbeddedServer) -> None:
 
 def test_a_server_fault_is_a_500_problem_without_internals(server: EmbeddedServer) -> None:
     # Break the database under the running server: a real fault, not a simulated one.
-    with sqlite3.connect(server.db_path) as conn:
-        conn.execute("ALTER TABLE incidents RENAME TO incidents_gone")
+    other = Store(server.db_path)  # another process's connection
+    other.connection().execute("ALTER TABLE incidents RENAME TO incidents_gone")
+    other.close()
     response = get(server, "/v1/incidents")
     body = assert_problem(response, 500, "internal")
     text = response.text
-    for leak in ("Traceback", "sqlite", "incidents_gone", "File ", str(server.db_path), ".py"):
+    leaks = (
+        "Traceback",
+        "sqlite",
+        "psycopg",
+        "incidents_gone",
+        "File ",
+        str(server.db_path),
+        ".py",
+    )
+    for leak in leaks:
         assert leak not in text
     assert body["detail"] == "the server failed to handle this request; it has been logged"
 

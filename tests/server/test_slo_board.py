@@ -104,8 +104,9 @@ def test_advanced_counts_equal_a_full_recount(server_factory) -> None:  # noqa: 
         recounted = {
             tuple(row)
             for row in conn.execute(
-                "SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 2) FROM buckets"
-                " GROUP BY model_key, start / 86400"
+                "SELECT model_key, start / 86400, sum(CASE WHEN health = 0 THEN 1 ELSE 0 END),"
+                " sum(CASE WHEN health = 1 THEN 1 ELSE 0 END), sum(CASE WHEN health = 2 THEN 1 ELSE 0 END)"
+                " FROM buckets GROUP BY model_key, start / 86400"
             )
         }
     assert days == recounted

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from fleetdesk.server.clock import Clock
     from fleetdesk.server.integrations.options import IntegrationError, check, configure
     from fleetdesk.server.runner import bind, is_loopback, make_server, url_of
-    from fleetdesk.server.store import StoreError
+    from fleetdesk.server.store import StoreError, is_postgres_url
     from fleetdesk.settings import locations
     from fleetdesk.settings.server import (
         FLAGLESS,
@@ -72,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    db_path = Path(settings.db) if settings.db else locations.data_dir() / "fleetdesk.sqlite"
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    db_path: Path | str = settings.db or locations.data_dir() / "fleetdesk.sqlite"
+    if not is_postgres_url(db_path):
+        db_path = Path(db_path)
+        db_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         sock = bind(settings.host, settings.port)
     except OSError as error:
@@ -95,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         backend.close()
         return 2
     clock = f"frozen at {settings.now.isoformat()}" if settings.now else "real UTC"
-    where = sanitize(str(db_path))
+    where = backend.store.where  # a URL without its password
     print(
         f"fleetdesk serving fleet '{sanitize(backend.config.name)}' ({len(backend.registry)} models) on {url}",
         flush=True,

@@ -42,7 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="token_command", metavar="ACTION", required=True)
 
     create = actions.add_parser("create", help="create a token and print it once on stdout")
-    create.add_argument("--db", required=True, help="the server's SQLite file")
+    create.add_argument(
+        "--db", required=True, help="the server's database: a SQLite file, or a postgresql:// URL"
+    )
     create.add_argument(
         "--user", required=True, type=name, help="who the token is for (shown in the audit log)"
     )
@@ -56,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     revoke = actions.add_parser(
         "revoke", help="revoke every token of a user, or one token read from stdin"
     )
-    revoke.add_argument("--db", required=True, help="the server's SQLite file")
+    revoke.add_argument(
+        "--db", required=True, help="the server's database: a SQLite file, or a postgresql:// URL"
+    )
     which = revoke.add_mutually_exclusive_group(required=True)
     which.add_argument("--user", type=name, help="revoke all of this user's tokens")
     which.add_argument(
@@ -65,7 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     revoke.set_defaults(func=run_revoke)
 
     listing = actions.add_parser("list", help="list tokens (never their values)")
-    listing.add_argument("--db", required=True, help="the server's SQLite file")
+    listing.add_argument(
+        "--db", required=True, help="the server's database: a SQLite file, or a postgresql:// URL"
+    )
     listing.set_defaults(func=run_list)
 
 
@@ -140,7 +146,7 @@ def run_list(args: argparse.Namespace) -> int:
         rows = (
             store.connection()
             .execute(
-                "SELECT id, user, role, teams, created_at, expires_at, revoked FROM tokens ORDER BY id"
+                'SELECT id, "user", role, teams, created_at, expires_at, revoked FROM tokens ORDER BY id'
             )
             .fetchall()
         )

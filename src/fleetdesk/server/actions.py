@@ -276,9 +276,9 @@ def apply(
         detail["warnings"] = plan.rules.warnings
     if plan.kind is ActionKind.NOTE:
         detail["text"] = request.text
-    cursor = conn.execute(
+    (audit_id,) = conn.execute(
         "INSERT INTO audit_log (at, actor, role, action, model_id, reason, before, after, idempotency_key,"
-        " incident_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " incident_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             iso(at),
             principal.user,
@@ -292,8 +292,7 @@ def apply(
             plan.incident_id,
             dumps(detail),
         ),
-    )
-    audit_id = int(cursor.lastrowid or 0)
+    ).fetchone()
     for page in plan.pages:
         conn.execute(
             "INSERT INTO pages (at, model_id, team, rotation, target, reason, incident_id, actor, delivered_via)"

@@ -77,7 +77,7 @@ def create_tokens(
     tokens = [TOKEN_PREFIX + secrets.token_urlsafe(32) for _ in specs]
     with store.write() as conn:
         conn.executemany(
-            "INSERT INTO tokens (hash, user, role, teams, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            'INSERT INTO tokens (hash, "user", role, teams, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
             [
                 (
                     hash_token(token),
@@ -102,7 +102,7 @@ def revoke_tokens(store: Store, *, user: str | None = None, token: str | None = 
             )
         else:
             cursor = conn.execute(
-                "UPDATE tokens SET revoked = 1 WHERE user = ? AND revoked = 0", (user,)
+                'UPDATE tokens SET revoked = 1 WHERE "user" = ? AND revoked = 0', (user,)
             )
         return cursor.rowcount
 
@@ -129,7 +129,7 @@ def authenticate(conn: Connection, authorization: str | None, demo: bool) -> Pri
     if scheme.lower() != "bearer" or not token:
         raise _unauthenticated("expected 'Authorization: Bearer <token>'")
     row = conn.execute(
-        "SELECT id, user, role, teams, expires_at, revoked FROM tokens WHERE hash = ?",
+        'SELECT id, "user", role, teams, expires_at, revoked FROM tokens WHERE hash = ?',
         (hash_token(token),),
     ).fetchone()
     if row is None:

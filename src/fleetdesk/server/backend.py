@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.stability import Health
@@ -21,6 +22,9 @@ from fleetdesk.server.storage import StorageWatch
 from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store
 
 log = logging.getLogger("fleetdesk.server")
+
+REQUEST_THREADS = 40
+"""Requests served at once: the worker threads of anyio's default thread limiter (one connection each)."""
 
 MAX_ADVANCE_SLOTS = 48
 """Beyond this many closed slots since the last count (a long outage), recount from scratch."""
@@ -44,9 +48,13 @@ class Backend:
     _counts: dict[str, slo_board.Counts] | None = None
     _counts_windows: slo_board.Windows | None = None
     _latest: dict[str, Health] = field(default_factory=dict)
+    _marks: dict[str, tuple[Any, ...]] | None = None
+    """Each model's ingest mark when our counts were taken (shared stores only, see refresh_if_due)."""
     seeded: bool = False
     """True when this open created the database from a fleet (False: an existing one was reused)."""
     evaluated_at: datetime | None = None
+    leading: bool = False
+    """This process closed slots at its last chance to (always, on a store only it serves)."""
     """When every model's SLO state was last brought up to date (stored states may be older but still hold)."""
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
     storage: StorageWatch | None = None
@@ -70,11 +78,11 @@ class Backend:
         seeded = not store.is_seeded()
         if seeded:
             if fleet is None:
-                raise ValueError(f"{db_path}: new database and no --fleet to seed it from")
+                raise ValueError(f"{store.where}: new database and no --fleet to seed it from")
             from fleetdesk.fleets import load_fleet
 
             count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
-            log.info("seeded %s from fleet %s: %d buckets", db_path, fleet, count)
+            log.info("seeded %s from fleet %s: %d buckets", store.where, fleet, count)
         config = store.fleet_config()
         backend = cls(
             store=store,
@@ -85,9 +93,11 @@ class Backend:
             metrics=metrics or StoreMetricsSource(store),
             demo=demo,
             model_keys=store.model_keys(),
-            storage=StorageWatch(store.path),
+            storage=StorageWatch(store.local_file) if store.local_file else None,
         )
         backend.seeded = seeded
+        store.watch_commits(backend.notifier.notify)  # other replicas' events reach our streams
+        store.warm(REQUEST_THREADS)
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
         return backend
@@ -100,8 +110,11 @@ class Backend:
         self.notifier.notify()
 
     def refresh_if_due(self, force: bool = False) -> bool:
-        """Recompute every model's SLO state when a new bucket slot has begun."""
+        """Recompute every model's SLO state when a new bucket slot has begun (the leader replica only)."""
         with self._refresh_lock:
+            self.leading = self.store.lead()
+            if not self.leading:
+                return False
             now = self.clock.now()
             slot = slo_board.slot_index(now, self.config)
             if slot == self._refreshed_slot and not force:
@@ -114,10 +127,18 @@ class Backend:
             # The counting runs on a read snapshot so actions are not held up; models a
             # concurrent ingest touched keep the newer state it stored.
             with self.store.read() as conn:
+                # On a shared store another replica's ingests are not in our touched set: a model whose
+                # ingest mark moved since our counts were taken is recounted too. (A mark misses only an
+                # all-zero bucket backfilled behind the newest: no data, which counts as none.)
+                counted = self._ingested(conn) if self.store.shared else {}
+                held_marks = self._marks
+                if held_marks is not None:
+                    stale |= {m for m, mark in counted.items() if held_marks.get(m) != mark}
                 advancing = (
                     held is not None
                     and held_at is not None
                     and not force
+                    and (held_marks is not None or not self.store.shared)
                     and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step
                 )
                 if advancing:
@@ -154,13 +175,33 @@ class Backend:
             ]
             assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
             with self.write() as conn:
+                # A model ingested since the snapshot (here, or on another replica) keeps the newer state
+                # that ingest stored.
+                moved = (
+                    {m for m, mark in self._ingested(conn).items() if counted.get(m) != mark}
+                    if self.store.shared
+                    else set()
+                )
                 with self._touched_lock:
-                    fresh = [a for a in assessments if a.model_id not in self._touched]
+                    fresh = [
+                        a
+                        for a in assessments
+                        if a.model_id not in self._touched and a.model_id not in moved
+                    ]
                 slo_board.apply(conn, self.registry, fresh, now, self.config.bucket_seconds)
             self._counts, self._counts_windows, self._latest = counts, windows, latest
+            self._marks = counted if self.store.shared else None
             self.evaluated_at = now
             self._refreshed_slot = slot
             return True
+
+    @staticmethod
+    def _ingested(conn: Connection) -> dict[str, tuple[Any, ...]]:
+        """Per model, a mark that moves with every ingest (its newest bucket and its running weight)."""
+        return {
+            row[0]: (row[1], row[2])
+            for row in conn.execute("SELECT id, last_bucket_start, total_weight FROM models")
+        }
 
     def touched(self, model_ids: Iterable[str]) -> None:
         """Note models whose buckets an ingest just changed (call inside its write transaction)."""
@@ -172,6 +213,7 @@ class Backend:
         self._refreshed_slot = slo_board.slot_index(now, self.config)
         self.evaluated_at = now
         self._counts = None  # stored states are now newer than our counts: recount next time
+        self._marks = None
 
     def _finish_interrupted_requests(self) -> None:
         # A request whose change committed but whose after-commit delivery was cut

@@ -15,7 +15,7 @@ from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
 from fleetdesk.server.paging import PagingTarget
 from fleetdesk.server.runner import BackgroundServer, bind
-from fleetdesk.server.store import SeedProgress
+from fleetdesk.server.store import SeedProgress, is_postgres_url
 from fleetdesk.wire import AccessRole
 
 
@@ -24,7 +24,8 @@ class EmbeddedServer:
     """A running embedded server. ``tokens``: "admin", "oncall" (every team), "viewer", "oncall:<team>"."""
 
     url: str
-    db_path: Path
+    db_path: Path | str
+    """The SQLite file, or the postgresql:// URL."""
     tokens: dict[str, str] = field(repr=False)
     backend: Backend = field(repr=False)
     _runner: BackgroundServer = field(repr=False)
@@ -92,7 +93,8 @@ def start_embedded(
             except BaseException:
                 shutil.rmtree(temp_dir, ignore_errors=True)
                 raise
-    db_path = Path(db_path)
+    if not is_postgres_url(db_path):
+        db_path = Path(db_path)
     if say is not None:
         say("starting the backend")
     backend = Backend.open(db_path, fleet, clock, paging=paging, demo=demo, progress=progress)

@@ -17,11 +17,11 @@ def append_event(
     conn: Connection, kind: EventType, at: datetime, model_id: str | None, data: BaseModel
 ) -> int:
     """Record one event in the current transaction; returns its id (the SSE id)."""
-    cursor = conn.execute(
-        "INSERT INTO events (type, at, model_id, payload) VALUES (?, ?, ?, ?)",
+    (event_id,) = conn.execute(
+        "INSERT INTO events (type, at, model_id, payload) VALUES (?, ?, ?, ?) RETURNING id",
         (kind.value, iso(at), model_id, data.model_dump_json()),
-    )
-    return int(cursor.lastrowid or 0)
+    ).fetchone()
+    return int(event_id)
 
 
 def read_events(conn: Connection, after: int, limit: int) -> list[ServerEvent]:

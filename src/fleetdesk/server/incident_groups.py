@@ -99,7 +99,7 @@ def find_shared(
     row = conn.execute(
         "SELECT o.incident_id FROM incident_origins o JOIN incidents i ON i.id = o.incident_id"
         " WHERE o.app = ? AND o.surface = ? AND o.began_at BETWEEN ? AND ? AND i.state != 'resolved'"
-        " AND (o.shared = 1 OR json_array_length(i.model_ids) = 1)"
+        f" AND (o.shared = 1 OR {conn.dialect.json_array_length('i.model_ids')} = 1)"
         " AND (SELECT role FROM models WHERE id = i.model_id) != 'foundation'"
         " ORDER BY o.incident_id LIMIT 1",
         (surface[0], surface[1], iso(began_at - bucket), iso(began_at + bucket)),

@@ -162,7 +162,7 @@ def list_incidents(
         where.append("state = ?")
         params.append(state.value)
     if model_id is not None:
-        where.append("EXISTS (SELECT 1 FROM json_each(incidents.model_ids) WHERE value = ?)")
+        where.append(conn.dialect.json_array_contains("incidents.model_ids"))
         params.append(model_id)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     total = conn.execute(f"SELECT count(*) FROM incidents {clause}", params).fetchone()[0]
@@ -195,14 +195,14 @@ def add_entry(
     audit_id: int | None = None,
 ) -> TimelineEntry:
     """Append to an incident's timeline and bump its updated time."""
-    cursor = conn.execute(
+    (entry_id,) = conn.execute(
         "INSERT INTO incident_events (incident_id, at, kind, model_id, actor, text, audit_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (incident_id, iso(at), kind, model_id, actor, text, audit_id),
-    )
+    ).fetchone()
     conn.execute("UPDATE incidents SET updated_at = ? WHERE id = ?", (iso(at), incident_id))
     return TimelineEntry(
-        id=int(cursor.lastrowid or 0),
+        id=entry_id,
         incident_id=incident_id,
         at=at,
         kind=kind,
@@ -296,12 +296,11 @@ def open_or_join(
             ),
         )
         return incident_id
-    cursor = conn.execute(
+    (incident_id,) = conn.execute(
         "INSERT INTO incidents (model_id, model_ids, state, severity, title, opened_at, updated_at)"
-        " VALUES (?, ?, 'open', ?, ?, ?, ?)",
+        " VALUES (?, ?, 'open', ?, ?, ?, ?) RETURNING id",
         (model_id, dumps([model_id]), severity.value, f"{model_id}: {why}", iso(at), iso(at)),
-    )
-    incident_id = int(cursor.lastrowid or 0)
+    ).fetchone()
     incident_groups.record_origin(conn, registry, incident_id, model, began)
     conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
     entry = add_entry(conn, incident_id, at, "opened", model_id, actor, why)

@@ -121,7 +121,7 @@ def ingest(
     conn.executemany(
         "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
         " total_prediction_sum = total_prediction_sum + ?, total_cross_entropy_sum = total_cross_entropy_sum + ?,"
-        " last_bucket_start = max(coalesce(last_bucket_start, 0), ?) WHERE id = ?",
+        f" last_bucket_start = {conn.dialect.greatest('coalesce(last_bucket_start, 0)', '?')} WHERE id = ?",
         ((*total, newest[model_id][0], model_id) for model_id, total in totals.items()),
     )
     unstable = []

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.server.store import StoreUnavailable
 from fleetdesk.wire import PROBLEM_CONTENT_TYPE, FieldError, ProblemDetails, ProblemType
 
 log = logging.getLogger("fleetdesk.server")
@@ -143,6 +144,21 @@ def install(app: FastAPI) -> None:
             status=503,
             detail="the database is busy (locked by another process); retry shortly with"
             " the same Idempotency-Key",
+        )
+        return problem_response(details, request.url.path, {"Retry-After": "2"})
+
+    @app.exception_handler(StoreUnavailable)
+    async def _store_unavailable(request: Request, error: StoreUnavailable) -> JSONResponse:
+        # The PostgreSQL server is down or restarting: the change either did not commit or committed with its
+        # Idempotency-Key, so retrying the same intent is safe either way.
+        log.warning(
+            "database unavailable on %s %s: %s", request.method, sanitize(request.url.path), error
+        )
+        details = ProblemDetails(
+            type=ProblemType.UNAVAILABLE.value,
+            title="Service Unavailable",
+            status=503,
+            detail="the database cannot be reached; retry shortly with the same Idempotency-Key",
         )
         return problem_response(details, request.url.path, {"Retry-After": "2"})
 

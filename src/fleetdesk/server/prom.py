@@ -168,6 +168,18 @@ def render(backend: Backend, requests: RequestMetrics) -> str:
         .fetchall()
     )
     lines = requests.render()
+    # Which replica closes slots: exactly one of them should say 1 (alert when none does).
+    lines += [
+        "# HELP fleetdesk_leader 1 on the replica that closes slots, recomputes SLOs and opens incidents.",
+        "# TYPE fleetdesk_leader gauge",
+        f"fleetdesk_leader {int(backend.leading)}",
+    ]
+    if backend.evaluated_at is not None:
+        lines += [
+            "# HELP fleetdesk_slo_evaluated_timestamp_seconds When this replica last recomputed every SLO.",
+            "# TYPE fleetdesk_slo_evaluated_timestamp_seconds gauge",
+            f"fleetdesk_slo_evaluated_timestamp_seconds {backend.evaluated_at.timestamp():.0f}",
+        ]
     for metric, column, help_text in _STABILITY:
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]
         for row in rows:

@@ -28,8 +28,8 @@ def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
         for row in conn.execute(
             "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
             " attention, open_incident_id, alerts, budget_remaining,"
-            " (SELECT json_array(weight, label_sum, prediction_sum, cross_entropy_sum) FROM buckets"
-            "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
+            f" (SELECT {conn.dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
+            "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
             f" FROM models WHERE id IN ({','.join('?' * len(ids))})",
             ids,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime
 
@@ -13,7 +14,7 @@ from fleetdesk.server import incident_groups
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
-from fleetdesk.server.store import Row, from_epoch, iso, live_state, parse_iso
+from fleetdesk.server.store import Dialect, Row, from_epoch, iso, live_state, parse_iso
 from fleetdesk.wire import (
     Attention,
     AuditPage,
@@ -31,16 +32,21 @@ from fleetdesk.wire import (
     ProblemType,
 )
 
-_SUMMARY_COLUMNS = (
-    "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health, attention,"
-    " budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
-    # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
-    " (SELECT json_array(weight, label_sum, prediction_sum, cross_entropy_sum) FROM buckets"
-    "  WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums,"
-    # A shared-cause incident's surface and start, one primary-key seek for the rows that have an incident.
-    " (SELECT json_array(app, surface, label, began_at) FROM incident_origins"
-    "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
-)
+
+@functools.cache
+def _summary_columns(dialect: Dialect) -> str:
+    return (
+        "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
+        " attention, budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
+        # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
+        f" (SELECT {dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
+        "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums,"
+        # A shared-cause incident's surface and start, one primary-key seek for the rows with an incident.
+        f" (SELECT {dialect.json_array('app', 'surface', 'label', 'began_at')} FROM incident_origins"
+        "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
+    )
+
+
 _ORDER = {
     ModelSort.WORST: "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
     ModelSort.ID: "id",
@@ -175,7 +181,7 @@ def list_models(
     with backend.store.read() as conn:
         total = conn.execute(f"SELECT count(*) FROM models {clause}", params).fetchone()[0]
         rows = conn.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM models {clause} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
+            f"SELECT {_summary_columns(conn.dialect)} FROM models {clause} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
             (*params, limit, offset),
         ).fetchall()
     return ModelPage(
@@ -187,7 +193,7 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     model = model_or_404(backend, model_id)
     with backend.store.read() as conn:
         row = conn.execute(
-            f"SELECT {_SUMMARY_COLUMNS}, slo FROM models WHERE id = ?", (model_id,)
+            f"SELECT {_summary_columns(conn.dialect)}, slo FROM models WHERE id = ?", (model_id,)
         ).fetchone()
         situation = situation_of(conn, backend, model)
     actions = playbook.options(situation)
@@ -277,7 +283,7 @@ def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
             "SELECT count(*) FROM incidents WHERE state != 'resolved'"
         ).fetchone()[0]
         rows = conn.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM models WHERE attention != 'ok' ORDER BY {_ORDER[ModelSort.WORST]}"
+            f"SELECT {_summary_columns(conn.dialect)} FROM models WHERE attention != 'ok' ORDER BY {_ORDER[ModelSort.WORST]}"
             " LIMIT ?",
             (limit,),
         ).fetchall()

@@ -43,7 +43,7 @@ class ServerSettings(FileSettings):
     """Fleet to seed a new database from: small, large or a fleet file's path."""
 
     db: str | None = None
-    """The database: a SQLite file (default: fleetdesk.sqlite in the XDG data dir)."""
+    """The database: a SQLite file (default: fleetdesk.sqlite in the XDG data dir) or a postgresql:// URL."""
 
     host: str = "127.0.0.1"
     """Address to listen on."""

@@ -72,8 +72,10 @@ class OutboundPagingTarget(PagingTarget):
     def attach(self, backend: Backend) -> None:
         """Use this backend's database for the outbox and its incidents; start retrying."""
         self._backend = backend
+        database = backend.store.local_file
+        assert database is not None, "attach_paging refuses a shared database"
         self._outbox = Outbox(
-            backend.store.path,
+            database,
             self.name,
             self.send,
             self._backoff,

@@ -1,9 +1,17 @@
-"""The database behind the server: one contract (``contract.Store``), a SQLite store and its schema.
+"""The database behind the server: one contract (``contract.Store``), a SQLite and a PostgreSQL store.
 
 Only this package writes SQL schema; the names below are what the rest of the server imports.
 """
 
-from fleetdesk.server.store.contract import Connection, Row, Store, StoreError
+from fleetdesk.server.store.contract import (
+    Connection,
+    Row,
+    Store,
+    StoreError,
+    StoreUnavailable,
+    is_postgres_url,
+)
+from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.seeding import BucketRows, SeedProgress, count_days
 from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
@@ -32,16 +40,19 @@ __all__ = [
     "UNSTABLE",
     "BucketRows",
     "Connection",
+    "Dialect",
     "FleetConfig",
     "Row",
     "SeedProgress",
     "Store",
     "StoreError",
+    "StoreUnavailable",
     "bucket_health",
     "count_days",
     "dumps",
     "epoch",
     "from_epoch",
+    "is_postgres_url",
     "iso",
     "live_state",
     "parse_iso",

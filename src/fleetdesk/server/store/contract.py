@@ -17,14 +17,14 @@ Guarantees every store gives:
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.seeding import BucketRows, SeedProgress
 from fleetdesk.server.store.values import iso, parse_iso
@@ -37,6 +37,10 @@ class StoreError(RuntimeError):
     """The database cannot be used (newer schema, not a fleetdesk database, …)."""
 
 
+class StoreUnavailable(StoreError):
+    """The database server cannot be reached now (down, restarting, connection lost): retry later."""
+
+
 class Row(Protocol):
     """One result row: by column name or by position."""
 
@@ -46,6 +50,9 @@ class Row(Protocol):
 
 
 class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
@@ -56,13 +63,17 @@ class Cursor(Protocol):
 class Connection(Protocol):
     """What the server's modules use of a database connection (sqlite3's own interface)."""
 
+    @property
+    def dialect(self) -> Dialect: ...
+
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
 
 
-class Store(ABC):
-    """One fleetdesk database, used from many threads."""
+class Store:
+    """One fleetdesk database, used from many threads. The methods that raise NotImplementedError are
+    what each kind of store implements (not abc-abstract: ``Store(where)`` must type-check)."""
 
     def __new__(cls, where: Path | str) -> Store:  # noqa: PYI034 - the subclass the location names
         # Store(where) opens the kind of store the location names, so every command taking --db takes
@@ -73,35 +84,60 @@ class Store(ABC):
 
     where: str
     """The location in plain words for messages (never a password)."""
+    local_file: Path | None = None
+    """The database file on this machine, when it is one (its disk is then watched for space)."""
+    shared: bool = False
+    """Several server processes (replicas) may write this database at once: a process cannot know every
+    change from its own writes."""
 
     # --- connections and transactions ------------------------------------
 
-    @abstractmethod
     def connection(self) -> Connection:
         """This thread's connection, outside any transaction (single statements)."""
+        raise NotImplementedError
 
-    @abstractmethod
     def write(self) -> AbstractContextManager[Connection]:
         """One write transaction: committed on normal exit, rolled back on any exception."""
+        raise NotImplementedError
 
-    @abstractmethod
     def read(self) -> AbstractContextManager[Connection]:
         """A consistent snapshot for several reads."""
+        raise NotImplementedError
 
-    @abstractmethod
     def close(self) -> None:
         """Close every connection this store opened."""
+        raise NotImplementedError
+
+    def lead(self) -> bool:
+        """Whether this process is the one that closes slots, recomputes SLOs and opens incidents, taking
+        the role when no live process holds it. A store only one server uses always leads."""
+        return True
+
+    def warm(self, connections: int) -> None:
+        """Get ready to serve this many threads at once (where connecting costs something)."""
+        return None
+
+    def watch_commits(self, wake: Callable[[], None]) -> None:
+        """Call ``wake`` (from any thread) after another process commits a write, so this process's event
+        streams read the new events. Nothing to watch where only one server writes."""
+        return None
 
     # --- schema -----------------------------------------------------------
 
-    @abstractmethod
     def migrate(self) -> int:
         """Bring the schema to the newest version; returns the version found before. StoreError for a
         location that is not a fleetdesk database or cannot be used."""
+        raise NotImplementedError
 
-    @abstractmethod
     def schema_version(self) -> int:
         """The schema version the database is at."""
+        raise NotImplementedError
+
+    def insert_rows(
+        self, conn: Connection, table: str, columns: int, rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Append many whole rows to a table in the current transaction (seeding writes millions)."""
+        conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * columns)})", rows)
 
     # --- fleet config and registry ------------------------------------------
 
@@ -181,9 +217,11 @@ class Store(ABC):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 model_rows,
             )
-            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
-            conn.executemany(
-                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
+            self.insert_rows(conn, "buckets", 7, buckets.rows())
+            self.insert_rows(
+                conn,
+                "health_days",
+                5,
                 ((key, day, *counts) for (key, day), counts in buckets.days.items()),
             )
             conn.executemany(
@@ -213,10 +251,11 @@ class Store(ABC):
             return 0
         buckets = BucketRows(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
         with self.write() as conn:
-            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
+            self.insert_rows(conn, "buckets", 7, buckets.rows())
             conn.executemany(
                 "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
-                " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
+                " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"
+                " no_data = health_days.no_data + excluded.no_data",
                 ((key, day, *counts) for (key, day), counts in buckets.days.items()),
             )
             conn.executemany(
@@ -233,8 +272,15 @@ class Store(ABC):
 
 
 def _store_class(where: Path | str) -> type[Store]:
-    if isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
-        raise StoreError("PostgreSQL stores are not available in this fleetdesk")
+    if is_postgres_url(where):
+        from fleetdesk.server.store.postgres import PostgresStore
+
+        return PostgresStore
     from fleetdesk.server.store.sqlite import SqliteStore
 
     return SqliteStore
+
+
+def is_postgres_url(where: Path | str) -> bool:
+    """A ``postgresql://`` (or ``postgres://``) URL names a PostgreSQL database; anything else is a path."""
+    return isinstance(where, str) and where.startswith(("postgresql://", "postgres://"))

@@ -92,7 +92,8 @@ def count_days(conn: Any, rows: list[tuple]) -> None:
     """Add newly inserted bucket rows (model_key, start, …, health) to the per-day health counts."""
     conn.executemany(
         "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
-        " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
+        " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"
+        " no_data = health_days.no_data + excluded.no_data",
         (
             (
                 row[0],

@@ -21,9 +21,16 @@ from pathlib import Path
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.store.contract import Store, StoreError
+from fleetdesk.server.store.dialect import SQLITE
 from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 10_000
+
+
+class SqliteConnection(sqlite3.Connection):
+    """sqlite3's own connection, knowing its dialect (see store.dialect)."""
+
+    dialect = SQLITE
 
 
 class SqliteStore(Store):
@@ -32,14 +39,15 @@ class SqliteStore(Store):
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.where = str(self.path)
+        self.local_file = self.path
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: list[SqliteConnection] = []
         self._connections_lock = threading.Lock()
 
     # --- connections and transactions ------------------------------------
 
-    def connection(self) -> sqlite3.Connection:
+    def connection(self) -> SqliteConnection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(
@@ -47,6 +55,7 @@ class SqliteStore(Store):
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=BUSY_TIMEOUT_MS / 1000,
+                factory=SqliteConnection,
             )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
@@ -59,7 +68,7 @@ class SqliteStore(Store):
         return conn
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[SqliteConnection]:
         """One write transaction: committed on normal exit, rolled back on any exception."""
         conn = self.connection()
         with self._write_lock:
@@ -75,7 +84,7 @@ class SqliteStore(Store):
                 raise
 
     @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[SqliteConnection]:
         """A consistent snapshot for several reads."""
         conn = self.connection()
         conn.execute("BEGIN")

@@ -1,0 +1,357 @@
+"""The PostgreSQL store (psycopg 3): the database a team already runs, shared by several replicas.
+
+Concurrency choices, giving the same guarantees as the SQLite store:
+- Every write transaction first takes one transaction-scoped advisory lock, so writers queue across every
+  replica as SQLite's writers queue on its file lock: an expected-state check made inside ``write()``
+  still holds at commit, and an Idempotency-Key sent to two replicas at once is claimed by the first and
+  replayed by the second. Event ids are then also handed out in commit order, which ``Last-Event-ID``
+  resume relies on.
+- Reads run as REPEATABLE READ READ ONLY transactions: one snapshot for several reads, never blocking.
+- One connection per thread, in autocommit mode outside ``write()``/``read()`` (single statements).
+- Replicas: every write transaction NOTIFYs one channel (delivered at commit, never for a rollback); each
+  replica LISTENs on its own connection and wakes its event streams, which read the shared event log, so
+  ``Last-Event-ID`` resumes on any replica. The leader holds a session advisory lock on its own
+  connection: when its process dies the connection closes, the lock is free, and the next replica to ask
+  (every few seconds, see server.app) takes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from fleetdesk.domain.text import sanitize
+from fleetdesk.server.store.contract import Cursor, Store, StoreError, StoreUnavailable
+from fleetdesk.server.store.dialect import POSTGRES
+from fleetdesk.server.store.postgres_schema import MIGRATIONS
+from fleetdesk.server.store.seeding import SeedProgress
+
+if TYPE_CHECKING:
+    from fleetdesk.fleets import Fleet
+
+try:
+    import psycopg
+    from psycopg.rows import RowMaker
+except ImportError:  # pragma: no cover - the postgres extra not installed
+    psycopg = None  # type: ignore[assignment]
+
+WRITE_LOCK = 0x666C6565  # pg_advisory_xact_lock key every writer takes ("flee")
+MIGRATE_LOCK = 0x666C6566
+LEADER_LOCK = 0x666C6567  # held (session lock) by the replica that closes slots
+COMMITS_CHANNEL = (
+    "fleetdesk_commits"  # NOTIFY at every write commit: replicas wake their event streams
+)
+CONNECT_TIMEOUT_S = 10
+
+
+@functools.lru_cache(maxsize=4096)
+def _translate(sql: str) -> str:
+    """sqlite3's ``?`` placeholders as psycopg's ``%s`` (a literal % doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PgRow(tuple):  # type: ignore[type-arg]
+    """A result row read by position or by column name, like sqlite3.Row."""
+
+    __slots__ = ()
+    _index: dict[str, int] = {}
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_class(names: tuple[str, ...]) -> type[PgRow]:
+    return type("PgRow", (PgRow,), {"__slots__": (), "_index": {n: i for i, n in enumerate(names)}})
+
+
+def _pg_row(cursor: Any) -> RowMaker[PgRow]:
+    if cursor.description is None:
+        return lambda values: PgRow(values)
+    cls = _row_class(tuple(column.name for column in cursor.description))
+    return lambda values: cls(values)
+
+
+class PgConnection:
+    """sqlite3's connection interface (see contract.Connection) over one psycopg connection."""
+
+    dialect = POSTGRES
+
+    def __init__(self, raw: psycopg.Connection[PgRow]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
+        with _unavailable_as_store_error():
+            return self.raw.execute(_translate(sql), parameters or None)  # type: ignore[arg-type]
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
+        cursor = self.raw.cursor()
+        with _unavailable_as_store_error():
+            cursor.executemany(_translate(sql), parameters)  # type: ignore[arg-type]
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+
+@contextmanager
+def _unavailable_as_store_error() -> Iterator[None]:
+    """A lost connection or a database that is down is StoreUnavailable (the API answers 503, retry)."""
+    try:
+        yield
+    except psycopg.OperationalError as error:
+        if isinstance(error, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+            raise
+        raise StoreUnavailable(
+            f"the database cannot be reached ({sanitize(str(error).strip())})"
+        ) from error
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresStore(Store):
+    """One PostgreSQL database (its default schema), used from many threads and by several replicas."""
+
+    def __init__(self, url: str) -> None:
+        if psycopg is None:
+            raise StoreError(
+                "a postgresql:// database needs psycopg: pip install 'fleetdesk[postgres]'"
+            )
+        self.url = url
+        self.where = sanitize(redacted(url))
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._connections: list[PgConnection] = []
+        self._connections_lock = threading.Lock()
+        self.shared = True
+        self._leader: PgConnection | None = None
+        self._leader_lock = threading.Lock()
+        self._listening = threading.Event()  # set: the listener should keep going
+        self._spare: queue.SimpleQueue[PgConnection] = queue.SimpleQueue()
+        self._closed = False
+        self._listener: threading.Thread | None = None
+
+    # --- connections and transactions ------------------------------------
+
+    def connection(self) -> PgConnection:
+        conn: PgConnection | None = getattr(self._local, "conn", None)
+        if conn is None or conn.raw.closed or conn.raw.broken:
+            try:
+                conn = self._spare.get_nowait()  # already in self._connections
+            except queue.Empty:
+                conn = self._connect()
+                with self._connections_lock:
+                    self._connections.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def warm(self, connections: int) -> None:
+        """Open connections in the background for request threads to take on their first request, so
+        no request waits for a connection to be set up (the slowest part of a first write)."""
+
+        def open_them() -> None:
+            for _ in range(connections):
+                try:
+                    conn = self._connect()
+                except StoreUnavailable:
+                    return
+                with self._connections_lock:
+                    if self._closed:
+                        conn.raw.close()
+                        return
+                    self._connections.append(conn)  # closed by close() even if never taken
+                self._spare.put(conn)
+
+        threading.Thread(target=open_them, name="fleetdesk-warm", daemon=True).start()
+
+    def _connect(self) -> PgConnection:
+        try:
+            raw = psycopg.connect(
+                self.url,
+                autocommit=True,
+                row_factory=_pg_row,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="fleetdesk",
+            )
+        except psycopg.Error as error:
+            raise StoreUnavailable(
+                f"{self.where}: cannot connect ({sanitize(str(error).strip())})"
+            ) from None
+        return PgConnection(raw)
+
+    @contextmanager
+    def write(self) -> Iterator[PgConnection]:
+        """One write transaction: committed on normal exit, rolled back on any exception."""
+        conn = self.connection()
+        with self._write_lock:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+                yield conn
+                conn.execute(f"NOTIFY {COMMITS_CHANNEL}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if not conn.raw.closed and conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def read(self) -> Iterator[PgConnection]:
+        """A consistent snapshot for several reads."""
+        conn = self.connection()
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield conn
+        finally:
+            if not conn.raw.closed and conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._listening.clear()
+        if self._listener is not None:
+            self._listener.join(timeout=5)
+            self._listener = None
+        with self._leader_lock:
+            if self._leader is not None:
+                self._leader.raw.close()  # gives the leadership up at once
+                self._leader = None
+        with self._connections_lock:
+            self._closed = True
+            for conn in self._connections:
+                conn.raw.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    # --- replicas -----------------------------------------------------------
+
+    def lead(self) -> bool:
+        with self._leader_lock:
+            leader = self._leader
+            if leader is not None and not (leader.raw.closed or leader.raw.broken):
+                try:
+                    leader.execute("SELECT 1")  # still connected, so still holding the lock
+                    return True
+                except StoreUnavailable:
+                    pass
+            if leader is not None:
+                leader.raw.close()
+            self._leader = None
+            try:
+                leader = self._connect()
+            except StoreUnavailable:
+                return False
+            if leader.execute("SELECT pg_try_advisory_lock(?)", (LEADER_LOCK,)).fetchone()[0]:
+                self._leader = leader
+                return True
+            leader.raw.close()
+            return False
+
+    def watch_commits(self, wake: Callable[[], None]) -> None:
+        self._listening.set()
+        self._listener = threading.Thread(
+            target=self._listen, args=(wake,), name="fleetdesk-listen", daemon=True
+        )
+        self._listener.start()
+
+    def _listen(self, wake: Callable[[], None]) -> None:
+        while self._listening.is_set():
+            try:
+                conn = self._connect()
+            except StoreUnavailable:
+                self._listening.wait(1.0)
+                continue
+            try:
+                conn.execute(f"LISTEN {COMMITS_CHANNEL}")
+                wake()  # commits while we were not listening
+                while self._listening.is_set():
+                    for _ in conn.raw.notifies(timeout=0.5):
+                        wake()
+            except psycopg.Error:
+                continue  # connection lost: connect again
+            finally:
+                conn.raw.close()
+
+    def insert_rows(
+        self, conn: Any, table: str, columns: int, rows: Iterable[Sequence[Any]]
+    ) -> None:
+        # COPY: seeding 50,000 models' history is millions of rows.
+        with conn.raw.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
+        counted = super().seed(fleet, progress)
+        # Planner statistics now, not whenever autovacuum gets to millions of COPYed rows.
+        self.connection().execute("ANALYZE")
+        return counted
+
+    # --- schema -----------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Bring the schema to the newest version; returns the version found before. Replicas starting
+        together migrate one at a time (an advisory lock)."""
+        conn = self.connection()
+        with self._write_lock:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATE_LOCK,))
+                found = self._version(conn)
+                if found == 0 and self._tables(conn):
+                    raise StoreError(
+                        f"{self.where}: not a fleetdesk database (tables present, no schema version)"
+                    )
+                newest = MIGRATIONS[-1][0]
+                if found > newest:
+                    raise StoreError(
+                        f"{self.where}: schema version {found} is newer than this fleetdesk"
+                        f" ({newest}); upgrade fleetdesk"
+                    )
+                for version, _why, sql in MIGRATIONS:
+                    if version <= found:
+                        continue
+                    conn.raw.execute(sql.encode())  # DDL is transactional: all of it or none
+                    conn.execute("UPDATE fleetdesk_schema SET version = ?", (version,))
+                conn.execute("COMMIT")
+            except BaseException:
+                if not conn.raw.closed and conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return found
+
+    def schema_version(self) -> int:
+        return self._version(self.connection())
+
+    @staticmethod
+    def _version(conn: PgConnection) -> int:
+        if conn.execute("SELECT to_regclass('fleetdesk_schema')").fetchone()[0] is None:
+            return 0
+        return int(conn.execute("SELECT version FROM fleetdesk_schema").fetchone()[0])
+
+    @staticmethod
+    def _tables(conn: PgConnection) -> int:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+            ).fetchone()[0]
+        )

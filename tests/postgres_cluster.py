@@ -1,0 +1,140 @@
+"""A throwaway PostgreSQL cluster for the tests, from Debian's ``postgresql`` binaries.
+
+``initdb`` into a temp dir and ``pg_ctl start`` on a free loopback port, as an unprivileged user (initdb
+refuses root: under root the cluster runs as ``fleetdesk-pg``, created if missing). Each test gets its own
+database (``fresh_database``); the cluster is stopped and its folder removed at the end of the session.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+STORE_KINDS = ["sqlite", "postgresql"]
+"""The stores the store and API suites run against (their conftest parametrizes ``store_kind``)."""
+
+PG_USER = "fleetdesk-pg"
+"""The unprivileged user the cluster runs as when the tests run as root."""
+
+
+def postgres_bin() -> Path | None:
+    """The newest installed /usr/lib/postgresql/<version>/bin holding initdb, or None."""
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda path: int(Path(path).parent.parent.name),
+    )
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _run_as(user: str | None, *command: str) -> None:
+    if user is not None:
+        command = ("runuser", "-u", user, "--", *command)
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
+
+
+def _unprivileged_user() -> str | None:
+    """None when we are not root (the cluster runs as us); else the cluster user, created if missing."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(PG_USER)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER],
+            check=True,
+            capture_output=True,
+        )
+    return PG_USER
+
+
+class Cluster:
+    def __init__(self, port: int, user: str) -> None:
+        self.port, self.user = port, user
+        self._numbers = itertools.count(1)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    def fresh_database(self) -> str:
+        """A new empty database; returns its URL."""
+        import psycopg
+
+        name = f"t{os.getpid()}_{next(self._numbers)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def copy_database(self, url: str) -> str:
+        """A new database copied from the one at ``url`` (nobody may be connected to it); its URL."""
+        import psycopg
+
+        name = f"t{os.getpid()}_{next(self._numbers)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {url.rsplit('/', 1)[1]}")
+        return self.url(name)
+
+
+@contextmanager
+def running_cluster() -> Iterator[Cluster]:
+    """Start a cluster for the session; stop it and remove its folder afterwards."""
+    binaries = postgres_bin()
+    if binaries is None:
+        raise RuntimeError(
+            "PostgreSQL binaries not found under /usr/lib/postgresql/*/bin"
+            " (apt-get install -y postgresql)"
+        )
+    user = _unprivileged_user()
+    folder = Path(tempfile.mkdtemp(prefix="fleetdesk-pg-"))
+    data = folder / "data"
+    if user is not None:
+        shutil.chown(folder, user)
+    role = user or pwd.getpwuid(os.geteuid()).pw_name
+    port = _free_port()
+    _run_as(
+        user,
+        str(binaries / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        role,
+        "--auth=trust",
+        "--encoding=UTF8",
+        "--no-sync",
+    )
+    options = (
+        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={folder}"
+        " -c max_connections=400 -c fsync=off -c synchronous_commit=off"
+        " -c full_page_writes=off -c shared_buffers=128MB"
+    )
+    _run_as(
+        user,
+        str(binaries / "pg_ctl"),
+        "-D",
+        str(data),
+        "-o",
+        options,
+        "-l",
+        str(folder / "log"),
+        "-w",
+        "start",
+    )
+    try:
+        yield Cluster(port, role)
+    finally:
+        _run_as(user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,153 @@
+"""Two real ``fleetdesk serve`` replicas on one PostgreSQL database (tests/postgres_cluster.py).
+
+An action through one is in the other's audit log and on its live event stream, and resumes by
+Last-Event-ID on either; the same Idempotency-Key sent to both at once applies once; when the leader
+is SIGKILLed, the other replica takes over closing slots within seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from postgres_cluster import Cluster
+
+from .serve_process import NOW, ServeProcess, free_port, serve_ready
+
+MODEL = "ig_feed_late-stage_mtml.v41"
+TAKEOVER_SECONDS = 30  # the ticker asks every 5 s; generous for a loaded machine
+
+
+@pytest.fixture
+def replicas(postgres: Cluster) -> Iterator[tuple[ServeProcess, ServeProcess, str]]:
+    """The first replica seeds the database and leads; the second joins it."""
+    url = postgres.fresh_database()
+    first, token = serve_ready(url)
+    second = ServeProcess(url, free_port()).start()
+    try:
+        yield first, second, token
+    finally:
+        second.stop()
+        first.stop()
+
+
+def _client(server: ServeProcess, token: str) -> httpx.Client:
+    return httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=20
+    )
+
+
+def _note(client: httpx.Client, text: str, key: str | None = None) -> httpx.Response:
+    return client.post(
+        f"/v1/models/{MODEL}/actions/note",
+        json={"text": text},
+        headers={"Idempotency-Key": key or uuid.uuid4().hex},
+    )
+
+
+def _gauge(client: httpx.Client, name: str) -> float | None:
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def test_an_action_through_one_replica_reaches_the_others_audit_and_stream(
+    replicas: tuple[ServeProcess, ServeProcess, str],
+) -> None:
+    first, second, token = replicas
+    received: queue.Queue[dict[str, object]] = queue.Queue()
+    connected = threading.Event()
+
+    def listen() -> None:
+        with _client(second, token) as client, client.stream("GET", "/v1/events") as stream:
+            for line in stream.iter_lines():
+                if line.startswith(": connected"):
+                    connected.set()
+                elif line.startswith("data:"):
+                    received.put(json.loads(line[5:]))
+                    return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert connected.wait(20), "the second replica's event stream did not open"
+    with _client(first, token) as a, _client(second, token) as b:
+        before = b.get("/v1/events/log", params={"after": 0, "limit": 500}).json()["last_id"]
+        noted = _note(a, "seen from the other replica")
+        assert noted.status_code == 200, noted.text
+        event = received.get(timeout=20)  # woken by NOTIFY, not by a write of its own
+        assert event["model_id"] == MODEL
+        audit = b.get("/v1/audit").json()["items"]
+        assert audit[0]["model_id"] == MODEL and audit[0]["detail"]["text"] == (
+            "seen from the other replica"
+        )
+        # Resuming after the event id seen on one replica, on the other, gives the same events.
+        resumed_a = a.get("/v1/events/log", params={"after": before}).json()["items"]
+        resumed_b = b.get("/v1/events/log", params={"after": before}).json()["items"]
+        assert resumed_a == resumed_b and resumed_a[0]["id"] == event["id"]
+    listener.join(5)
+
+
+def test_one_key_sent_to_both_replicas_at_once_applies_once(
+    replicas: tuple[ServeProcess, ServeProcess, str],
+) -> None:
+    first, second, token = replicas
+    key = uuid.uuid4().hex
+    answers: list[httpx.Response] = []
+    start = threading.Barrier(2)
+
+    def send(server: ServeProcess) -> None:
+        with _client(server, token) as client:
+            start.wait()
+            answers.append(_note(client, "once", key))
+
+    threads = [threading.Thread(target=send, args=(server,)) for server in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    statuses = sorted(answer.status_code for answer in answers)
+    # One applied it; the other replayed its stored answer, or (still running) was told to retry.
+    assert statuses in ([200, 200], [200, 409]), [a.text for a in answers]
+    with _client(first, token) as client:
+        if 409 in statuses:
+            assert _note(client, "once", key).status_code == 200  # the retry replays
+        audit = client.get("/v1/audit").json()["items"]
+    assert [record["idempotency_key"] for record in audit].count(key) == 1
+
+
+def test_when_the_leader_is_killed_the_other_replica_closes_the_next_slot(
+    postgres: Cluster,
+) -> None:
+    url = postgres.fresh_database()
+    leader, token = serve_ready(url)
+    # The follower's clock is an hour on: a slot the leader has not closed.
+    follower = ServeProcess(url, free_port(), "--now", "2026-11-30T13:00:00+00:00").start()
+    try:
+        with _client(leader, token) as a, _client(follower, token) as b:
+            assert _gauge(a, "fleetdesk_leader") == 1
+            assert _gauge(b, "fleetdesk_leader") == 0
+            assert _gauge(b, "fleetdesk_slo_evaluated_timestamp_seconds") is None
+            leader.kill()
+            deadline = time.monotonic() + TAKEOVER_SECONDS
+            while _gauge(b, "fleetdesk_leader") != 1:
+                assert time.monotonic() < deadline, "no replica took over"
+                time.sleep(0.5)
+            evaluated = _gauge(b, "fleetdesk_slo_evaluated_timestamp_seconds")
+            assert evaluated is not None and evaluated > _epoch(NOW)
+    finally:
+        follower.stop()
+        leader.stop()
+
+
+def _epoch(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text).timestamp()
