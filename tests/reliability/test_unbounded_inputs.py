@@ -183,6 +183,54 @@ def test_a_body_that_does_not_arrive_in_time_is_a_408(
     assert b"urn:fleetdesk:problem:request-timeout" in answer
 
 
+# Routes answered without reading their body (no route, no token, a GET): uvicorn drops the rest unread, so only
+# the head deadline can end a body trickled after the answer.
+UNREAD_BODIES = [
+    ("GET", "/healthz", b"200"),
+    ("GET", "/metrics", b"200"),
+    ("GET", "/v1/info", b"401"),
+    ("DELETE", "/v1/audit", b"405"),
+    ("GET", "/no/such/route", b"404"),
+]
+
+
+@pytest.mark.parametrize("framing", ["chunked", "length"])
+def test_a_body_trickled_after_the_answer_is_cut_off_by_the_deadline(
+    quick_deadlines: None, server: EmbeddedServer, framing: str
+) -> None:
+    host, port = server.url.removeprefix("http://").split(":")
+    sockets: list[socket.socket] = []
+    for method, path, _ in UNREAD_BODIES:
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        framed = (
+            "Transfer-Encoding: chunked\r\n\r\n1\r\n["
+            if framing == "chunked"
+            else f"Content-Length: {limits.MAX_BODY_BYTES - 1}\r\n\r\n["
+        )
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\n{framed}".encode())
+        sockets.append(sock)
+    for sock, (_, path, status) in zip(sockets, UNREAD_BODIES, strict=True):
+        assert sock.recv(65536).startswith(b"HTTP/1.1 " + status), path
+    started = time.monotonic()
+    open_ones = dict(zip(range(len(sockets)), UNREAD_BODIES, strict=True))
+    while open_ones and time.monotonic() < started + limits.HEAD_TIMEOUT_SECONDS + 10:
+        for index in list(open_ones):
+            try:  # a byte every ~50 ms: never idle, never done
+                sockets[index].sendall(b"\r\n1\r\n[" if framing == "chunked" else b"[")
+                readable, _, _ = select.select([sockets[index]], [], [], 0.01)
+                closed = bool(readable) and sockets[index].recv(65536) == b""
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+            if closed:
+                del open_ones[index]
+        time.sleep(0.05)
+    took = time.monotonic() - started
+    for sock in sockets:
+        sock.close()
+    assert not open_ones, f"still open after {took:.1f} s: {list(open_ones.values())}"
+    assert took < limits.HEAD_TIMEOUT_SECONDS + 2
+
+
 # --- ids and numbers on every route ----------------------------------------------------------------------------
 
 FUZZ = settings(
