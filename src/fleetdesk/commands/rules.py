@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fleetdesk.commands.arguments import identifier
+from fleetdesk.commands.arguments import url
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--server-url",
-        type=identifier,
+        type=url,
         default=None,
         metavar="URL",
         help="the fleetdesk server named in alert annotations' console command"

@@ -14,6 +14,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_vali
 from pydantic_settings import SettingsConfigDict
 
 from fleetdesk.domain.bounds import MomentText
+from fleetdesk.domain.urls import HttpUrlText
 from fleetdesk.settings.config_file import (
     SERVER_TABLE,
     FileSettings,
@@ -63,7 +64,7 @@ class ServerSettings(FileSettings):
     metrics_source: Literal["store", "prometheus"] = "store"
     """Where stability series are read from: the local store, or Prometheus."""
 
-    prometheus_url: str | None = None
+    prometheus_url: HttpUrlText | None = None
     """Prometheus base URL, e.g. http://127.0.0.1:9090 (with metrics_source prometheus)."""
 
     prometheus_lag: float | None = Field(default=None, ge=0.0, le=24 * HOUR_SECONDS)
@@ -76,13 +77,13 @@ class ServerSettings(FileSettings):
     prometheus_selector: str = ""
     """Extra label matchers for every Prometheus query, e.g. job="fleetdesk"."""
 
-    alertmanager_url: str | None = None
+    alertmanager_url: HttpUrlText | None = None
     """Post escalations to this Alertmanager (API v2)."""
 
     alert_ttl: float = Field(default=24.0, ge=0.1, le=24.0 * 365)
     """Hours an escalation alert lasts unless its incident resolves first."""
 
-    webhook_url: str | None = None
+    webhook_url: HttpUrlText | None = None
     """Post escalations as signed JSON to this URL."""
 
     webhook_secret_file: Path | None = None
