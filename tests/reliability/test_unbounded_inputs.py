@@ -519,6 +519,7 @@ FILE_COMMANDS = {
         "0",
     ],
     "drill SCENARIO": lambda f: ["drill", str(f)],
+    "drill --script": lambda f: ["drill", "stale-feed", "--headless", "--script", str(f)],
     "snapshot export --token-file": lambda f: [
         "snapshot",
         "export",
@@ -551,6 +552,8 @@ def test_a_named_file_that_is_not_a_small_regular_file_is_refused_in_one_line(
     assert code in (1, 2), (code, out, err)
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert "regular file" in err or "larger than" in err, err
+    # Plain words, and the file named once.
+    assert "[Errno" not in err and err.count(str(target)) == 1, err
     assert took < 20 and 0 < peak < 300 * MIB, (took, peak)
 
 
