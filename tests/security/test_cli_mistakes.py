@@ -214,6 +214,16 @@ def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str
         ("drill headless without script", ["drill", "stale-feed", "--headless"], 2, None),
         ("rules kind", ["rules", "everything"], 2, None),
         ("rules fleet missing", ["rules", "alerts", "--fleet", str(root / "nope.json")], 2, None),
+        *(
+            (
+                f"serve prometheus selector {selector!r}",
+                ["serve", "--db", db, "--metrics-source", "prometheus"]
+                + ["--prometheus-url", "http://127.0.0.1:9", "--prometheus-selector", selector],
+                2,
+                None,
+            )
+            for selector in ("job=fleetdesk", 'job="x"} or vector(1) or up{a="b"')
+        ),
         ("open missing file", ["open", str(root / "nope.json")], 2, None),
         ("open not a snapshot", ["open", not_db], 2, None),
     ]

@@ -7,10 +7,18 @@ come from a 0600 file or the environment, never from the command line.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import SettingsConfigDict
 
 from fleetdesk.domain.bounds import MomentText
@@ -24,6 +32,10 @@ from fleetdesk.settings.config_file import (
 )
 
 HOUR_SECONDS = 3600.0
+# Prometheus label matchers, comma-separated: name, operator, a double-quoted value. The selector is put inside
+# every query's braces, so anything else is a mistake found only when the first query fails (or more PromQL).
+_MATCHER = r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\\n]|\\.)*"\s*'
+_SELECTOR = re.compile(rf"(?:{_MATCHER}(?:,{_MATCHER})*,?\s*)?")
 WEBHOOK_SECRET_ENV = "FLEETDESK_WEBHOOK_SECRET"
 
 
@@ -95,6 +107,15 @@ class ServerSettings(FileSettings):
         validation_alias=AliasChoices("webhook_secret", WEBHOOK_SECRET_ENV),
     )
     """The webhook signing secret from $FLEETDESK_WEBHOOK_SECRET (never a flag)."""
+
+    @field_validator("prometheus_selector")
+    @classmethod
+    def _label_matchers(cls, value: str) -> str:
+        if not _SELECTOR.fullmatch(value):
+            raise ValueError(
+                'expected Prometheus label matchers, e.g. job="fleetdesk",env=~"prod|canary"'
+            )
+        return value
 
     @model_validator(mode="after")
     def _fit_together(self) -> ServerSettings:
