@@ -329,6 +329,52 @@ class HostileServer:
         self._listener.close()
 
 
+# A bad body's answer is bounded too: every invalid input of a 16 MiB batch listed (or echoed in full) made the
+# answer several times the request, past what the client reads.
+BAD_BUCKET_FIELDS = {
+    "model_id": st.sampled_from(["x" * 257, "y" * 300_000, "", 7]),
+    "start": st.sampled_from(["bad", "0001-01-01T00:00:00Z", 0, "2026-11-30T10:30:00Z"]),
+    "weight": st.sampled_from(["bad", -1.0, 1e300, [1]]),
+    "surplus": st.just("field nobody knows"),
+}
+
+
+def test_the_answer_to_a_bad_body_is_bounded(shared_server: EmbeddedServer) -> None:
+    auth = {"Authorization": f"Bearer {shared_server.admin_token}"}
+    good = {"model_id": "ig_feed_late-stage_mtml.v41", "start": "2026-11-30T10:00:00Z"}
+
+    @given(
+        st.dictionaries(st.sampled_from(list(BAD_BUCKET_FIELDS)), st.none(), min_size=1),
+        st.integers(min_value=1, max_value=50_000),
+        st.data(),
+    )
+    @settings(FUZZ, max_examples=12)
+    def bad_batch(fields: dict[str, None], count: int, data: st.DataObject) -> None:
+        bucket = {**good, **{name: data.draw(BAD_BUCKET_FIELDS[name]) for name in fields}}
+        copies = count if len(str(bucket)) < 1000 else min(count, 50)  # 50 of 300 KB: under 16 MiB
+        body = {"buckets": [bucket] * copies}
+        answer = httpx.post(
+            shared_server.url + "/v1/metrics",
+            json=body,
+            headers={**auth, "Idempotency-Key": os.urandom(8).hex()},
+            timeout=60,
+        )
+        assert answer.status_code in (413, 422), answer.text[:300]
+        assert len(answer.content) < 64 * 1024, (len(answer.content), answer.text[:300])
+        if answer.status_code == 422:
+            assert 0 < len(answer.json()["errors"]) <= 100
+
+    bad_batch()
+    for field in ("expected_serving_model_id", "acknowledged_target"):
+        answer = httpx.post(
+            shared_server.url + "/v1/models/ig_feed_late-stage_mtml.v41/actions/rollback",
+            json={field: "z" * 200_000, "reason": "r"},
+            headers={**auth, "Idempotency-Key": os.urandom(8).hex()},
+            timeout=60,
+        )
+        assert answer.status_code == 422 and len(answer.content) < 4096, answer.text[:300]
+
+
 PEAK_RSS = Path(__file__).with_name("peak_rss.py")
 
 
