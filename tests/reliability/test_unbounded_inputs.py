@@ -622,3 +622,30 @@ def test_a_10_mb_token_file_is_refused_unread(tmp_path: Path) -> None:
     )
     assert code == 1 and "is larger than 4 KiB" in err and err.count("\n") == 1, (code, out, err)
     assert "xxxx" not in err and 0 < peak < 150 * MIB, peak
+
+
+@pytest.mark.parametrize("declare", [True, False], ids=["declared", "undeclared"])
+def test_the_servers_own_calls_read_a_bounded_answer(declare: bool) -> None:
+    """Prometheus and the paging targets are called by the server: a 200 MB answer there is refused too."""
+    import resource
+    from datetime import UTC, datetime
+
+    from fleetdesk.server.integrations.answers import MAX_ANSWER_BYTES
+    from fleetdesk.server.integrations.outbox import DeliveryFailed, post
+    from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusQueryError
+
+    hostile = HostileServer(200 * MIB, declare)
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        prometheus = PrometheusApi(hostile.url)
+        with pytest.raises(PrometheusQueryError) as refused:
+            prometheus.query("up", datetime(2026, 11, 30, tzinfo=UTC))
+        prometheus.close()
+        assert "answered more than 32 MiB; is it Prometheus?" in refused.value.details.detail
+        with httpx.Client(timeout=30) as http, pytest.raises(DeliveryFailed) as failed:
+            post(http, hostile.url + "/hook", json={"page": 1})
+        assert "answered more than 32 MiB" in str(failed.value)
+    finally:
+        hostile.close()
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - peak_before
+    assert grown < 3 * MAX_ANSWER_BYTES, grown  # each answer would be 200 MB read whole
