@@ -325,3 +325,21 @@ def test_every_url_flag_refuses_what_is_not_an_http_url(places: dict[str, Path])
         ["rules", "alerts", "--server-url", "https://fd.example:8443/x"], None, places["root"]
     )
     assert rules.returncode == 0 and b"--server https://fd.example:8443/x " in rules.stdout
+
+
+@pytest.mark.parametrize("kind", ["recording", "alerts"])
+def test_a_fleet_path_cannot_write_into_the_rule_file(places: dict[str, Path], kind: str) -> None:
+    """The header names the fleet's path in a comment; a line break in the name (a file may have one) must not end
+    the comment and start YAML of its own."""
+    import shutil
+
+    import yaml
+
+    path = places["root"] / "x\ngroups: []\n# "
+    shutil.copy(Path(__file__).parents[2] / "fixtures" / "fleets" / "small.json", path)
+    done = _run(["rules", kind, "--fleet", str(path)], None, places["root"])
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    assert all(line.startswith("#") for line in text.splitlines()[:2]), text[:300]
+    rules = yaml.safe_load(text)
+    assert list(rules) == ["groups"] and rules["groups"], text[:300]
