@@ -109,6 +109,31 @@ def test_the_document_declares_bearer_auth_and_problem_json_errors(
             )
 
 
+def test_every_operation_documents_the_413_it_answers_to_a_body_over_its_limit(
+    shared_server: EmbeddedServer,
+) -> None:
+    from fleetdesk.server import limits
+
+    document = httpx.get(f"{shared_server.url}/v1/openapi.json", timeout=10).json()
+    headers = {"Authorization": f"Bearer {shared_server.admin_token}", "Idempotency-Key": "k-413"}
+    undocumented = []
+    for path, operations in document["paths"].items():
+        concrete = re.sub(r"\{[^}]+\}", "1", path).replace("actions/1", "actions/note")
+        limit = limits.BODY_LIMITS.get(concrete, limits.MAX_BODY_BYTES)
+        for method in operations:
+            answer = httpx.request(
+                method,
+                shared_server.url + concrete,
+                content=b"{" * (limit + 1),  # a GET's body too: the limit stands below routing
+                headers=headers,
+                timeout=30,
+            )
+            assert answer.status_code == 413, (method, path, answer.status_code)
+            if "413" not in operations[method]["responses"]:
+                undocumented.append(f"{method.upper()} {path}")
+    assert not undocumented, undocumented
+
+
 BEYOND_SQLITE = str(2**64)
 
 

@@ -458,3 +458,76 @@ def test_a_scenario_with_extreme_numbers_or_durations_is_refused_naming_the_fiel
         assert name in str(refused.value)
 
     parse()
+
+
+def _float_models() -> dict[str, type]:
+    """Every model a wire answer or a snapshot is made of that holds a float, by name."""
+    import typing
+
+    import pydantic
+
+    import fleetdesk.wire as wire
+    from fleetdesk.snapshot.bundle import Snapshot
+
+    found: dict[str, type] = {}
+    seen: set[type] = set()
+
+    def parts(annotation: Any) -> list[Any]:
+        return [annotation, *(p for arg in typing.get_args(annotation) for p in parts(arg))]
+
+    def walk(model: type[pydantic.BaseModel]) -> None:
+        if model in seen:
+            return
+        seen.add(model)
+        model.model_rebuild()
+        for field in model.model_fields.values():
+            for part in parts(field.annotation):
+                if part is float:
+                    found[model.__qualname__] = model
+                elif isinstance(part, type) and issubclass(part, pydantic.BaseModel):
+                    walk(part)
+
+    for model in [Snapshot, *vars(wire).values()]:
+        if isinstance(model, type) and issubclass(model, pydantic.BaseModel):
+            walk(model)
+    return found
+
+
+def test_every_model_of_an_answer_or_a_snapshot_refuses_inf_and_nan(
+    exported: dict[str, Any],
+) -> None:
+    models = _float_models()
+    assert {"StabilityPoint", "SloStatus", "SignalGap"} <= set(models), sorted(models)
+    lenient = [
+        name for name, model in models.items() if model.model_config.get("allow_inf_nan", True)
+    ]
+    assert not lenient, lenient  # pydantic takes inf and NaN unless told not to
+    document = json.loads(json.dumps(exported))
+    document["stability"][0]["gaps"] = [
+        {
+            "other_model_id": "x",
+            "relation": "baseline",
+            **dict.fromkeys(["calibration", "other_calibration", "normalized_entropy"], 1.0),
+            "other_normalized_entropy": 1.0,
+            "calibration_change": math.nan,
+            "ne_change": 0.0,
+            "words": "w",
+        }
+    ]
+    with pytest.raises(SnapshotError, match="calibration_change"):
+        parse_snapshot(json.dumps(document).encode())
+
+
+@pytest.mark.parametrize("count", [26, 40_321])
+def test_a_series_holds_at_most_one_point_per_bucket_of_its_window(
+    exported: dict[str, Any], count: int
+) -> None:
+    document = json.loads(json.dumps(exported))
+    series = document["stability"][0]  # 24 hours: 25 buckets at most
+    last = datetime.fromisoformat(series["points"][-1]["start"])
+    series["points"] = [
+        {**series["points"][-1], "start": (last - timedelta(hours=i)).isoformat()}
+        for i in reversed(range(count))
+    ]
+    with pytest.raises(SnapshotError, match="points"):
+        parse_snapshot(json.dumps(document).encode())

@@ -183,6 +183,54 @@ def test_a_body_that_does_not_arrive_in_time_is_a_408(
     assert b"urn:fleetdesk:problem:request-timeout" in answer
 
 
+# Routes answered without reading their body (no route, no token, a GET): uvicorn drops the rest unread, so only
+# the head deadline can end a body trickled after the answer.
+UNREAD_BODIES = [
+    ("GET", "/healthz", b"200"),
+    ("GET", "/metrics", b"200"),
+    ("GET", "/v1/info", b"401"),
+    ("DELETE", "/v1/audit", b"405"),
+    ("GET", "/no/such/route", b"404"),
+]
+
+
+@pytest.mark.parametrize("framing", ["chunked", "length"])
+def test_a_body_trickled_after_the_answer_is_cut_off_by_the_deadline(
+    quick_deadlines: None, server: EmbeddedServer, framing: str
+) -> None:
+    host, port = server.url.removeprefix("http://").split(":")
+    sockets: list[socket.socket] = []
+    for method, path, _ in UNREAD_BODIES:
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        framed = (
+            "Transfer-Encoding: chunked\r\n\r\n1\r\n["
+            if framing == "chunked"
+            else f"Content-Length: {limits.MAX_BODY_BYTES - 1}\r\n\r\n["
+        )
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\n{framed}".encode())
+        sockets.append(sock)
+    for sock, (_, path, status) in zip(sockets, UNREAD_BODIES, strict=True):
+        assert sock.recv(65536).startswith(b"HTTP/1.1 " + status), path
+    started = time.monotonic()
+    open_ones = dict(zip(range(len(sockets)), UNREAD_BODIES, strict=True))
+    while open_ones and time.monotonic() < started + limits.HEAD_TIMEOUT_SECONDS + 10:
+        for index in list(open_ones):
+            try:  # a byte every ~50 ms: never idle, never done
+                sockets[index].sendall(b"\r\n1\r\n[" if framing == "chunked" else b"[")
+                readable, _, _ = select.select([sockets[index]], [], [], 0.01)
+                closed = bool(readable) and sockets[index].recv(65536) == b""
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+            if closed:
+                del open_ones[index]
+        time.sleep(0.05)
+    took = time.monotonic() - started
+    for sock in sockets:
+        sock.close()
+    assert not open_ones, f"still open after {took:.1f} s: {list(open_ones.values())}"
+    assert took < limits.HEAD_TIMEOUT_SECONDS + 2
+
+
 # --- ids and numbers on every route ----------------------------------------------------------------------------
 
 FUZZ = settings(
@@ -279,6 +327,52 @@ class HostileServer:
 
     def close(self) -> None:
         self._listener.close()
+
+
+# A bad body's answer is bounded too: every invalid input of a 16 MiB batch listed (or echoed in full) made the
+# answer several times the request, past what the client reads.
+BAD_BUCKET_FIELDS = {
+    "model_id": st.sampled_from(["x" * 257, "y" * 300_000, "", 7]),
+    "start": st.sampled_from(["bad", "0001-01-01T00:00:00Z", 0, "2026-11-30T10:30:00Z"]),
+    "weight": st.sampled_from(["bad", -1.0, 1e300, [1]]),
+    "surplus": st.just("field nobody knows"),
+}
+
+
+def test_the_answer_to_a_bad_body_is_bounded(shared_server: EmbeddedServer) -> None:
+    auth = {"Authorization": f"Bearer {shared_server.admin_token}"}
+    good = {"model_id": "ig_feed_late-stage_mtml.v41", "start": "2026-11-30T10:00:00Z"}
+
+    @given(
+        st.dictionaries(st.sampled_from(list(BAD_BUCKET_FIELDS)), st.none(), min_size=1),
+        st.integers(min_value=1, max_value=50_000),
+        st.data(),
+    )
+    @settings(FUZZ, max_examples=12)
+    def bad_batch(fields: dict[str, None], count: int, data: st.DataObject) -> None:
+        bucket = {**good, **{name: data.draw(BAD_BUCKET_FIELDS[name]) for name in fields}}
+        copies = count if len(str(bucket)) < 1000 else min(count, 50)  # 50 of 300 KB: under 16 MiB
+        body = {"buckets": [bucket] * copies}
+        answer = httpx.post(
+            shared_server.url + "/v1/metrics",
+            json=body,
+            headers={**auth, "Idempotency-Key": os.urandom(8).hex()},
+            timeout=60,
+        )
+        assert answer.status_code in (413, 422), answer.text[:300]
+        assert len(answer.content) < 64 * 1024, (len(answer.content), answer.text[:300])
+        if answer.status_code == 422:
+            assert 0 < len(answer.json()["errors"]) <= 100
+
+    bad_batch()
+    for field in ("expected_serving_model_id", "acknowledged_target"):
+        answer = httpx.post(
+            shared_server.url + "/v1/models/ig_feed_late-stage_mtml.v41/actions/rollback",
+            json={field: "z" * 200_000, "reason": "r"},
+            headers={**auth, "Idempotency-Key": os.urandom(8).hex()},
+            timeout=60,
+        )
+        assert answer.status_code == 422 and len(answer.content) < 4096, answer.text[:300]
 
 
 PEAK_RSS = Path(__file__).with_name("peak_rss.py")
@@ -471,6 +565,7 @@ FILE_COMMANDS = {
         "0",
     ],
     "drill SCENARIO": lambda f: ["drill", str(f)],
+    "drill --script": lambda f: ["drill", "stale-feed", "--headless", "--script", str(f)],
     "snapshot export --token-file": lambda f: [
         "snapshot",
         "export",
@@ -503,6 +598,8 @@ def test_a_named_file_that_is_not_a_small_regular_file_is_refused_in_one_line(
     assert code in (1, 2), (code, out, err)
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert "regular file" in err or "larger than" in err, err
+    # Plain words, and the file named once.
+    assert "[Errno" not in err and err.count(str(target)) == 1, err
     assert took < 20 and 0 < peak < 300 * MIB, (took, peak)
 
 
@@ -525,3 +622,30 @@ def test_a_10_mb_token_file_is_refused_unread(tmp_path: Path) -> None:
     )
     assert code == 1 and "is larger than 4 KiB" in err and err.count("\n") == 1, (code, out, err)
     assert "xxxx" not in err and 0 < peak < 150 * MIB, peak
+
+
+@pytest.mark.parametrize("declare", [True, False], ids=["declared", "undeclared"])
+def test_the_servers_own_calls_read_a_bounded_answer(declare: bool) -> None:
+    """Prometheus and the paging targets are called by the server: a 200 MB answer there is refused too."""
+    import resource
+    from datetime import UTC, datetime
+
+    from fleetdesk.server.integrations.answers import MAX_ANSWER_BYTES
+    from fleetdesk.server.integrations.outbox import DeliveryFailed, post
+    from fleetdesk.server.integrations.prometheus_api import PrometheusApi, PrometheusQueryError
+
+    hostile = HostileServer(200 * MIB, declare)
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        prometheus = PrometheusApi(hostile.url)
+        with pytest.raises(PrometheusQueryError) as refused:
+            prometheus.query("up", datetime(2026, 11, 30, tzinfo=UTC))
+        prometheus.close()
+        assert "answered more than 32 MiB; is it Prometheus?" in refused.value.details.detail
+        with httpx.Client(timeout=30) as http, pytest.raises(DeliveryFailed) as failed:
+            post(http, hostile.url + "/hook", json={"page": 1})
+        assert "answered more than 32 MiB" in str(failed.value)
+    finally:
+        hostile.close()
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - peak_before
+    assert grown < 3 * MAX_ANSWER_BYTES, grown  # each answer would be 200 MB read whole

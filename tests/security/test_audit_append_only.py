@@ -115,3 +115,41 @@ def test_another_connection_may_still_append(server: EmbeddedServer) -> None:
         assert foreign.execute("SELECT count(*) FROM audit_log").fetchone()[0] == 2
     finally:
         foreign.close()
+
+
+def test_blob_io_cannot_rewrite_a_record_in_place(server: EmbeddedServer) -> None:
+    """Incremental blob I/O writes into a stored value without an UPDATE, so no trigger sees it: every column of
+    a record (a rollback's, so before and after are set) must refuse to be opened for writing."""
+    headers = {"Authorization": f"Bearer {server.admin_token}", "Idempotency-Key": uuid.uuid4().hex}
+    experiment = "ig_feed_late-stage_mtml.x1-watch-time"
+    detail = httpx.get(f"{server.url}/v1/models/{experiment}", headers=headers, timeout=10).json()
+    rolled = httpx.post(
+        f"{server.url}/v1/models/{experiment}/actions/rollback",
+        json={
+            "reason": "evidence",
+            "expected_serving_model_id": detail["live"]["serving_model_id"],
+            "acknowledged_target": detail["model"]["baseline_model_id"],
+        },
+        headers=headers,
+        timeout=10,
+    )
+    assert rolled.status_code == 200, rolled.text
+    foreign = sqlite3.connect(server.db_path, timeout=10)
+    try:
+        before = foreign.execute("SELECT * FROM audit_log").fetchall()
+        columns = [row[1] for row in foreign.execute("PRAGMA table_info(audit_log)")]
+        (record_id,) = foreign.execute("SELECT id FROM audit_log").fetchone()
+        rewritten = []
+        for column in columns:
+            try:
+                with foreign.blobopen("audit_log", column, record_id) as blob:
+                    blob.write(b"X" * len(blob))
+                foreign.commit()
+                rewritten.append(column)
+            except sqlite3.OperationalError:
+                pass  # "cannot open indexed column for writing" (or not a text value at all)
+        assert not rewritten, rewritten
+        assert foreign.execute("SELECT * FROM audit_log").fetchall() == before
+        assert before[0][columns.index("before")] and before[0][columns.index("after")]
+    finally:
+        foreign.close()

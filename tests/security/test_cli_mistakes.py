@@ -166,7 +166,7 @@ def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str
         (
             "snapshot server not a URL",
             ["snapshot", "export", "--server", "nowhere", "--model", "m"],
-            1,
+            2,  # a usage mistake, refused by the argument type (fleetdesk.domain.urls)
             None,
         ),
         ("explain model not UTF-8", ["explain", NOT_UTF8], 2, None),
@@ -214,6 +214,16 @@ def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str
         ("drill headless without script", ["drill", "stale-feed", "--headless"], 2, None),
         ("rules kind", ["rules", "everything"], 2, None),
         ("rules fleet missing", ["rules", "alerts", "--fleet", str(root / "nope.json")], 2, None),
+        *(
+            (
+                f"serve prometheus selector {selector!r}",
+                ["serve", "--db", db, "--metrics-source", "prometheus"]
+                + ["--prometheus-url", "http://127.0.0.1:9", "--prometheus-selector", selector],
+                2,
+                None,
+            )
+            for selector in ("job=fleetdesk", 'job="x"} or vector(1) or up{a="b"')
+        ),
         ("open missing file", ["open", str(root / "nope.json")], 2, None),
         ("open not a snapshot", ["open", not_db], 2, None),
     ]
@@ -270,3 +280,66 @@ def test_every_cli_mistake_is_one_line_with_its_exit_code(places: dict[str, Path
             wrong.append(f"{what}: exit {done.returncode} (want {code}): {err!r}"[:400])
     assert not wrong, "\n".join(wrong)
     print(f"{len(mistakes)} command-line mistakes, each one line")
+
+
+# A URL fleetdesk is told to talk to, or prints into a Prometheus rule file: each flag (and config key) that takes
+# one refuses a member of the class at start-up, naming the URL, instead of failing at the first escalation or
+# writing a line break or a Prometheus template (executed in an annotation) into the rule file.
+BAD_URLS = [
+    "ftp://prometheus:9090",
+    "http://[::1",
+    "javascript:alert(1)",
+    "http://am:99999",
+    'http://x/{{ query "up" }}',
+    "http://x\n- alert: Injected",
+    "http://x y",
+    "file:///etc/passwd",
+]
+URL_FLAGS = [
+    ["serve", "--db", "{db}", "--metrics-source", "prometheus", "--prometheus-url"],
+    ["serve", "--db", "{db}", "--alertmanager-url"],
+    ["serve", "--db", "{db}", "--webhook-url"],
+    ["rules", "alerts", "--server-url"],
+    ["console", "--server"],
+    ["snapshot", "export", "--model", "m", "--server"],
+]
+
+
+def test_every_url_flag_refuses_what_is_not_an_http_url(places: dict[str, Path]) -> None:
+    db = str(places["root"] / "fleetdesk.sqlite")
+    runs = [
+        ([part.format(db=db) for part in URL_FLAGS[index % len(URL_FLAGS)]], bad)
+        for index, bad in enumerate(BAD_URLS)
+    ] + [
+        ([part.format(db=db) for part in flag], BAD_URLS[0]) for flag in URL_FLAGS[len(BAD_URLS) :]
+    ]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(lambda run: _run([*run[0], run[1]], None, places["root"]), runs))
+    wrong = []
+    for (argv, bad), result in zip(runs, done, strict=True):
+        err = result.stderr.decode("utf-8", "replace")
+        if result.returncode != 2 or err.count("\n") != 1 or "expected a URL like" not in err:
+            wrong.append(f"{argv[:2]} {bad!r}: exit {result.returncode}: {err!r}"[:300])
+    assert not wrong, "\n".join(wrong)
+    rules = _run(
+        ["rules", "alerts", "--server-url", "https://fd.example:8443/x"], None, places["root"]
+    )
+    assert rules.returncode == 0 and b"--server https://fd.example:8443/x " in rules.stdout
+
+
+@pytest.mark.parametrize("kind", ["recording", "alerts"])
+def test_a_fleet_path_cannot_write_into_the_rule_file(places: dict[str, Path], kind: str) -> None:
+    """The header names the fleet's path in a comment; a line break in the name (a file may have one) must not end
+    the comment and start YAML of its own."""
+    import shutil
+
+    import yaml
+
+    path = places["root"] / "x\ngroups: []\n# "
+    shutil.copy(Path(__file__).parents[2] / "fixtures" / "fleets" / "small.json", path)
+    done = _run(["rules", kind, "--fleet", str(path)], None, places["root"])
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    assert all(line.startswith("#") for line in text.splitlines()[:2]), text[:300]
+    rules = yaml.safe_load(text)
+    assert list(rules) == ["groups"] and rules["groups"], text[:300]

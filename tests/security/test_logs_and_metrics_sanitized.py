@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.logs import SanitizingFormatter
 from reliability.serve_process import serve_ready  # tests/ is on sys.path
 
@@ -94,3 +95,47 @@ def test_a_hostile_model_id_reaches_the_serve_log_and_metrics_only_escaped(tmp_p
     ][:3]
     assert all(not _unsafe(line) for line in samples)
     assert "zqhostile" in metrics.decode()  # the series is there, under its sanitized id
+
+
+METHOD_TOKENS = st.text(
+    alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&'*+-.^_`|~0123456789", min_size=1, max_size=20
+)
+
+
+def test_request_metrics_labels_are_bounded_whatever_the_client_sends(
+    server: EmbeddedServer,
+) -> None:
+    """Each distinct label value is a series kept for the server's life: methods and paths a client makes up
+    must not become label values, or an anonymous client grows /metrics (and memory) without end."""
+    from fleetdesk.server.openapi import UNSECURED
+    from fleetdesk.server.prom import KNOWN_METHODS
+
+    sent: list[tuple[str, str]] = []
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)
+    @given(
+        method=st.one_of(st.sampled_from(sorted(KNOWN_METHODS)), METHOD_TOKENS),
+        path=st.one_of(
+            st.sampled_from(["/v1/info", "/healthz", "/v1/models/x", "/metrics"]),
+            st.text(alphabet="abcxyz/%1b[]", min_size=1, max_size=30).map(lambda p: "/" + p),
+        ),
+    )
+    def request(method: str, path: str) -> None:
+        httpx.request(method, server.url + path, timeout=10)
+        sent.append((method, path))
+
+    request()
+    samples = [
+        line
+        for line in httpx.get(server.url + "/metrics", timeout=10).text.splitlines()
+        if line.startswith("fleetdesk_http_requests_total{")
+    ]
+    methods = set(re.findall(r'method="([^"]*)"', "\n".join(samples)))
+    routes = set(re.findall(r'route="([^"]*)"', "\n".join(samples)))
+    assert methods <= KNOWN_METHODS | {"other"}, methods
+    documented = httpx.get(server.url + "/v1/openapi.json", timeout=10).json()["paths"]
+    templates = set(documented) | UNSECURED | {"unmatched"}
+    assert routes <= templates, routes - templates
+    assert (
+        len({method for method, _ in sent} - KNOWN_METHODS) > 10
+    )  # the strategy did make methods up

@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Callable
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.domain.urls import http_url_problem
 
 TEXT_MAX = 256
 
@@ -69,4 +70,12 @@ def name(value: str) -> str:
         raise argparse.ArgumentTypeError(
             f"holds control or invisible characters, or only spaces: {sanitize(value, 60)}"
         )
+    return value
+
+
+def url(value: str) -> str:
+    """An http(s) URL (fleetdesk.domain.urls): no line break or template can ride along into what it is printed in."""
+    problem = http_url_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}, not {sanitize(repr(value), 60)}")
     return value

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from fleetdesk.commands.arguments import identifier
+from fleetdesk.commands.arguments import identifier, url
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,9 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--token-file (mode 0600). Settings also come from the config file; flags win.",
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--server", type=identifier, metavar="URL", help="fleetdesk server to talk to"
-    )
+    where.add_argument("--server", type=url, metavar="URL", help="fleetdesk server to talk to")
     where.add_argument(
         "--fleet",
         metavar="NAME",

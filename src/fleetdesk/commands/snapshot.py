@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fleetdesk.commands.arguments import identifier, whole
+from fleetdesk.commands.arguments import identifier, url, whole
 
 WINDOWS = ("1h", "6h", "24h", "7d", "28d")
 
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument(
         "--server",
         required=True,
-        type=identifier,
+        type=url,
         metavar="URL",
         help="fleetdesk server to read from",
     )

@@ -60,6 +60,11 @@ MomentText = Annotated[Moment, BeforeValidator(_rfc3339_only)]
 Span = Annotated[timedelta, Field(ge=-LONGEST, le=LONGEST)]
 """A duration no longer than LONGEST either way."""
 
+MAX_ID = 256
+IdText = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
+"""A model id (or any registry id) where a client names one in a body: as long as a registry id may be, so an
+unknown one echoed in an answer or a log line stays short (paths and queries are bounded the same)."""
+
 BucketSum = Annotated[float, Field(ge=0.0, le=MAX_BUCKET_SUM)]
 """One of a bucket's additive sums."""
 

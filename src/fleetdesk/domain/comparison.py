@@ -11,13 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fleetdesk.domain.bounds import FINITE
 from fleetdesk.domain.stability import StabilitySums, merge
 
 
 class SignalGap(BaseModel):
     """How one model's signals compare with another's over the same window."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True, defer_build=True, **FINITE)
 
     other_model_id: str
     relation: Literal["baseline", "holdout"]

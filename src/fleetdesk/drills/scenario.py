@@ -44,7 +44,7 @@ from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.playbook import Neighbour, Recipient, SharedCause, Situation
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.stability import Health
-from fleetdesk.settings.local_files import MIB, read_text_file
+from fleetdesk.settings.local_files import MIB, read_text_file, why_unreadable
 from fleetdesk.wire import ActionKind, EscalationTarget
 
 SCENARIO_SUFFIX = ".toml"
@@ -344,7 +344,8 @@ def load_scenario(name_or_path: str | Path) -> tuple[Scenario, Path]:
         text = read_text_file(path, MIB)
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(
-            str(path), [ScenarioProblem(field="(file)", message=f"cannot read: {error}")]
+            str(path),
+            [ScenarioProblem(field="(file)", message=f"cannot read: {why_unreadable(error)}")],
         ) from None
     return parse_scenario(text, str(path)), path
 

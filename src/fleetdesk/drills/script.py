@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, m
 
 from fleetdesk.domain.bounds import FINITE
 from fleetdesk.drills.scenario import MAX_WALL_SECONDS, ScenarioError, ScenarioProblem, _field
-from fleetdesk.settings.local_files import MIB, read_text_file
+from fleetdesk.settings.local_files import MIB, read_text_file, why_unreadable
 
 
 class ScriptStep(BaseModel):
@@ -83,7 +83,7 @@ def load_script(path: Path) -> KeyScript:
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(
             str(path),
-            [ScenarioProblem(field="(file)", message=f"cannot read: {error}")],
+            [ScenarioProblem(field="(file)", message=f"cannot read: {why_unreadable(error)}")],
             "key script",
         ) from None
     except json.JSONDecodeError as error:

@@ -14,7 +14,7 @@ from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server import slo_board
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
-from fleetdesk.server.problems import Problem
+from fleetdesk.server.problems import MAX_LISTED, Problem
 from fleetdesk.server.store import (
     HEALTH_BY_CODE,
     UNSTABLE,
@@ -67,7 +67,7 @@ def ingest(
             ProblemType.VALIDATION,
             f"{len(errors)} invalid bucket(s): {errors[0].message}",
             title="Invalid buckets",
-            errors=errors[:100],
+            errors=errors[:MAX_LISTED],
         )
 
     fresh: dict[tuple[str, int], tuple[float, ...]] = {}
@@ -100,7 +100,7 @@ def ingest(
             ProblemType.BUCKET_CONFLICT,
             f"{len(conflicts)} bucket(s) already stored with different sums; nothing was stored",
             title="Bucket conflict",
-            conflicts=conflicts[:100],
+            conflicts=conflicts[:MAX_LISTED],
         )
 
     rows = []
@@ -190,5 +190,5 @@ def _refuse_overflowing_totals(
             ProblemType.VALIDATION,
             f"{len(errors)} total(s) would overflow: {errors[0].message}",
             title="Invalid buckets",
-            errors=errors[:100],
+            errors=errors[:MAX_LISTED],
         )

@@ -6,7 +6,10 @@ them as much as any other:
 - A request head (request line and headers) has HEAD_TIMEOUT_SECONDS to
   arrive whole, on a new connection and between keep-alive requests; h11
   refuses one over MAX_HEAD_BYTES. uvicorn has no such deadline of its own:
-  its keep-alive timer stops at the first byte of the next request.
+  its keep-alive timer stops at the first byte of the next request. After an
+  answer, what is left of a body the route never read (uvicorn drops it
+  unread) must end within the same deadline: otherwise a body trickled to
+  /healthz would hold the connection for ever.
 - A body over its route's limit is refused with 413 before it is parsed: at
   once when Content-Length says so, otherwise as soon as the bytes read pass
   it; and it has BODY_TIMEOUT_SECONDS to arrive.
@@ -48,21 +51,25 @@ class HeadDeadlineProtocol(H11Protocol):
     """uvicorn's h11 protocol, closing a connection whose next request head does not arrive in time."""
 
     _head_deadline: asyncio.TimerHandle | None = None
+    _answered: object = None
+    """The request/response cycle that was answered when the deadline was set (None on a new connection)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._expect_head()
 
     def on_response_complete(self) -> None:
+        answered = self.cycle  # super() may start a pipelined request's cycle
         super().on_response_complete()
-        self._expect_head()
+        self._expect_head(answered)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
         super().connection_lost(exc)
 
-    def _expect_head(self) -> None:
+    def _expect_head(self, answered: object = None) -> None:
         self._stop_waiting()
+        self._answered = answered
         self._head_deadline = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_overdue)
 
     def _stop_waiting(self) -> None:
@@ -71,8 +78,13 @@ class HeadDeadlineProtocol(H11Protocol):
             self._head_deadline = None
 
     def _head_overdue(self) -> None:
-        # IDLE: no whole request head since the deadline was set (bytes of a partial one may be buffered).
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+        # No new request since the deadline was set: the client is still sending a partial head (IDLE) or the
+        # unread rest of the answered request's body (SEND_BODY).
+        waiting = self.cycle is self._answered and self.conn.their_state in (
+            h11.IDLE,
+            h11.SEND_BODY,
+        )
+        if waiting and not self.transport.is_closing():
             self.transport.close()
 
 

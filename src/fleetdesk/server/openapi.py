@@ -24,6 +24,8 @@ NO_DATABASE = {"/healthz"}
 ALWAYS = {
     500: "The server failed; nothing internal is said (problem type internal)",
     503: "The database is busy (another process holds it) or the server is not ready; retry shortly",
+    # The body limit stands below routing: a body on a route that takes none is still refused past it.
+    413: "The request body is larger than this route takes",
 }
 SECURED = {401: "No bearer token, or one that is unknown, revoked or expired"}
 WITH_PATH_ID = {404: "No such model or incident (a model's problem lists close ids as suggestions)"}
@@ -34,7 +36,6 @@ WRITES = {
     408: "The request body did not arrive in time",
     409: "The world moved (stale state, already acknowledged, bucket conflict, clock) or the same"
     f" {IDEMPOTENCY_HEADER} is still being processed",
-    413: "The request body is larger than this route takes",
     422: f"A parameter or the body is invalid (errors lists each), a rule refuses the action, or the"
     f" {IDEMPOTENCY_HEADER} was used for another request",
     507: "The server's disk is full: nothing was changed; send the same request again later",

@@ -18,6 +18,10 @@ from fleetdesk.wire import PROBLEM_CONTENT_TYPE, FieldError, ProblemDetails, Pro
 
 log = logging.getLogger("fleetdesk.server")
 
+MAX_LISTED = 100
+"""Most items a problem lists (errors, conflicts): a 16 MiB batch of bad buckets has hundreds of thousands, and
+listing them all made a 7.5 MB request a 40 MB answer, past what the client reads. The count is in the detail."""
+
 _TYPE_BY_STATUS = {
     400: ProblemType.BAD_REQUEST,
     401: ProblemType.UNAUTHENTICATED,
@@ -120,12 +124,14 @@ def install(app: FastAPI) -> None:
             for item in error.errors()
         ]
         summary = "; ".join(f"{'.'.join(map(str, e.loc))}: {e.message}" for e in errors[:5])
+        if len(errors) > MAX_LISTED:
+            summary = f"{len(errors)} invalid inputs, the first {MAX_LISTED} listed: {summary}"
         details = ProblemDetails(
             type=ProblemType.VALIDATION.value,
             title="Invalid request",
             status=422,
             detail=summary or "invalid request",
-            errors=errors,
+            errors=errors[:MAX_LISTED],
         )
         return problem_response(details, request.url.path)
 

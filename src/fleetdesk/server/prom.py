@@ -104,6 +104,11 @@ class RequestMetrics:
             return lines
 
 
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""Methods counted by name; any other token a client sends is counted as "other": every distinct label value is a
+series kept for the server's life, so a label a client chooses freely grows /metrics and memory without end."""
+
+
 class RequestMetricsMiddleware:
     """Pure ASGI middleware (keeps event streams streaming) timing each HTTP request."""
 
@@ -131,7 +136,8 @@ class RequestMetricsMiddleware:
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
-            self.metrics.observe(scope["method"], template, status, time.perf_counter() - started)
+            method = scope["method"] if scope["method"] in KNOWN_METHODS else "other"
+            self.metrics.observe(method, template, status, time.perf_counter() - started)
 
 
 _STABILITY = (

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 from pydantic_settings import SettingsConfigDict
 
+from fleetdesk.domain.urls import HttpUrlText
 from fleetdesk.settings.config_file import (
     FileSettings,
     SettingsError,
@@ -28,7 +29,7 @@ class ConsoleSettings(FileSettings):
         env_prefix="FLEETDESK_CONSOLE_", extra="forbid", allow_inf_nan=False
     )
 
-    server_url: str | None = Field(default=None)
+    server_url: HttpUrlText | None = Field(default=None)
     """Backend to talk to, e.g. https://fleetdesk.internal:8443 (flag: --server)."""
 
     token_file: Path | None = Field(default=None)

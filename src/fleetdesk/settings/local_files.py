@@ -76,3 +76,11 @@ def _size(limit: int) -> str:
 def read_text_file(path: Path | str, limit: int) -> str:
     """read_regular_file as UTF-8 text (UnicodeDecodeError when it is not)."""
     return read_regular_file(path, limit).decode("utf-8")
+
+
+def why_unreadable(error: OSError | UnicodeDecodeError) -> str:
+    """Why a named file could not be read, in plain words ("is a FIFO (named pipe), not a regular file"), without
+    the "[Errno N] ...: 'path'" wrapping str() of an OSError adds (the caller names the file once itself)."""
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (bad byte at offset {error.start})"
+    return error.strerror or type(error).__name__

@@ -7,13 +7,22 @@ come from a 0600 file or the environment, never from the command line.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import SettingsConfigDict
 
 from fleetdesk.domain.bounds import MomentText
+from fleetdesk.domain.urls import HttpUrlText
 from fleetdesk.settings.config_file import (
     SERVER_TABLE,
     FileSettings,
@@ -23,6 +32,10 @@ from fleetdesk.settings.config_file import (
 )
 
 HOUR_SECONDS = 3600.0
+# Prometheus label matchers, comma-separated: name, operator, a double-quoted value. The selector is put inside
+# every query's braces, so anything else is a mistake found only when the first query fails (or more PromQL).
+_MATCHER = r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\\n]|\\.)*"\s*'
+_SELECTOR = re.compile(rf"(?:{_MATCHER}(?:,{_MATCHER})*,?\s*)?")
 WEBHOOK_SECRET_ENV = "FLEETDESK_WEBHOOK_SECRET"
 
 
@@ -63,7 +76,7 @@ class ServerSettings(FileSettings):
     metrics_source: Literal["store", "prometheus"] = "store"
     """Where stability series are read from: the local store, or Prometheus."""
 
-    prometheus_url: str | None = None
+    prometheus_url: HttpUrlText | None = None
     """Prometheus base URL, e.g. http://127.0.0.1:9090 (with metrics_source prometheus)."""
 
     prometheus_lag: float | None = Field(default=None, ge=0.0, le=24 * HOUR_SECONDS)
@@ -76,13 +89,13 @@ class ServerSettings(FileSettings):
     prometheus_selector: str = ""
     """Extra label matchers for every Prometheus query, e.g. job="fleetdesk"."""
 
-    alertmanager_url: str | None = None
+    alertmanager_url: HttpUrlText | None = None
     """Post escalations to this Alertmanager (API v2)."""
 
     alert_ttl: float = Field(default=24.0, ge=0.1, le=24.0 * 365)
     """Hours an escalation alert lasts unless its incident resolves first."""
 
-    webhook_url: str | None = None
+    webhook_url: HttpUrlText | None = None
     """Post escalations as signed JSON to this URL."""
 
     webhook_secret_file: Path | None = None
@@ -94,6 +107,15 @@ class ServerSettings(FileSettings):
         validation_alias=AliasChoices("webhook_secret", WEBHOOK_SECRET_ENV),
     )
     """The webhook signing secret from $FLEETDESK_WEBHOOK_SECRET (never a flag)."""
+
+    @field_validator("prometheus_selector")
+    @classmethod
+    def _label_matchers(cls, value: str) -> str:
+        if not _SELECTOR.fullmatch(value):
+            raise ValueError(
+                'expected Prometheus label matchers, e.g. job="fleetdesk",env=~"prod|canary"'
+            )
+        return value
 
     @model_validator(mode="after")
     def _fit_together(self) -> ServerSettings:

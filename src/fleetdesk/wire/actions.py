@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from fleetdesk.domain.bounds import FINITE, Moment
+from fleetdesk.domain.bounds import FINITE, IdText, Moment
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.playbook import ActionKind, Confirmation, EscalationTarget, TargetHealth
 from fleetdesk.wire.base import LAZY, WireModel
@@ -18,15 +18,14 @@ class ActionRequest(WireModel):
 
     reason: str = Field(default="", max_length=2000)
     dry_run: bool = False
-    expected_serving_model_id: str | None = Field(
+    expected_serving_model_id: IdText | None = Field(
         default=None,
         description="Required for rollback, end-experiment, halt-launch: the serving model the caller saw",
     )
     target: EscalationTarget = EscalationTarget.OWNER
     text: str | None = Field(default=None, max_length=10000, description="Note text (note only)")
-    acknowledged_target: str | None = Field(
+    acknowledged_target: IdText | None = Field(
         default=None,
-        max_length=256,
         description="rollback, end-experiment: the id of an unhealthy baseline you move traffic to anyway"
         " (required when the option names acknowledge_target; 409 target-unhealthy otherwise)",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from fleetdesk.domain.bounds import FINITE, MomentText
+from fleetdesk.domain.bounds import FINITE, IdText, MomentText
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.wire.base import LAZY, WireModel
 
@@ -14,7 +14,7 @@ class IngestBucket(StabilityBucket):
 
     model_config = ConfigDict(frozen=True, extra="forbid", **FINITE, **LAZY)
 
-    model_id: str
+    model_id: IdText
     start: MomentText
 
 

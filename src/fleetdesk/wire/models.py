@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 
-from pydantic import Field, computed_field
+from pydantic import Field, computed_field, model_validator
 
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.bounds import Moment, Span
@@ -167,6 +167,11 @@ class StabilityPoint(StabilityBucket):
         return super().normalized_entropy
 
 
+MAX_POINTS = 28 * 24 * 60
+"""Most points one list of a series may hold, checked before they are parsed: 28 days of one-minute slices (the
+exact bound, one per bucket of the window, is checked after)."""
+
+
 class StabilitySeries(WireModel):
     model_id: str
     window: Window
@@ -175,22 +180,40 @@ class StabilitySeries(WireModel):
     bucket: Span
     bands: HealthBands
     points: list[StabilityPoint] = Field(
-        description="Buckets present in [start, end), oldest first; gaps are missing buckets"
+        max_length=MAX_POINTS,
+        description="Buckets present in [start, end), oldest first; gaps are missing buckets",
     )
     baseline_model_id: str | None
     baseline_points: list[StabilityPoint] = Field(
-        description="The baseline's buckets over the same window, for overlay"
+        max_length=MAX_POINTS,
+        description="The baseline's buckets over the same window, for overlay",
     )
     holdout_model_id: str | None = None
     holdout_points: list[StabilityPoint] = Field(
         default_factory=list,
+        max_length=MAX_POINTS,
         description="The holdout's buckets over the same window, for overlay (each judged"
         " against its own band); only when asked (?holdout=true)",
     )
     gaps: list[SignalGap] = Field(
         default_factory=list,
+        max_length=2,
         description="The model against its baseline and holdout over the window",
     )
+
+    @model_validator(mode="after")
+    def _points_fit_the_window(self) -> StabilitySeries:
+        # A series has at most one point per bucket of its window (a 28-day window: 672). More is not a series
+        # but a hostile answer or an edited snapshot: 200,000 points in a 24-hour one took 570 MB to draw.
+        if self.bucket <= timedelta(0):
+            raise ValueError(f"bucket must be positive, not {self.bucket}")
+        slots = (self.end - self.start) // self.bucket + 1
+        for name in ("points", "baseline_points", "holdout_points"):
+            if len(getattr(self, name)) > slots:
+                raise ValueError(
+                    f"{name}: {len(getattr(self, name))} points, more than the {slots} buckets of the window"
+                )
+        return self
 
 
 class FleetSummary(WireModel):

@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from fleetdesk.server.integrations.answers import AnswerTooLarge, post_bounded
+
 FIRST_TRY_GRACE = 60.0
 """Seconds after which a stored delivery whose first try never reported back (crash) is retried."""
 
@@ -89,7 +91,9 @@ class DeliveryFailed(Exception):
 def post(http: httpx.Client, url: str, **request: Any) -> httpx.Response:
     """POST one delivery try; a network failure becomes DeliveryFailed in plain words."""
     try:
-        return http.post(url, **request)
+        return post_bounded(http, url, **request)
+    except AnswerTooLarge as error:
+        raise DeliveryFailed(str(error)) from None
     except httpx.TimeoutException:
         raise DeliveryFailed("timed out") from None
     except httpx.ConnectError:

@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.server.integrations.answers import AnswerTooLarge, post_bounded
 from fleetdesk.server.integrations.urls import public_url
 from fleetdesk.server.metrics_source import MetricsSourceError
 from fleetdesk.server.problems import Problem
@@ -156,7 +157,14 @@ class PrometheusApi:
     def _call(self, path: str, params: dict[str, str]) -> QueryResult:
         params = {**params, "timeout": f"{self.timeouts.query:g}s"}
         try:
-            response = self._http.post(path, data=params)
+            response = post_bounded(self._http, path, data=params)
+        except AnswerTooLarge as error:
+            raise PrometheusQueryError(
+                502,
+                ProblemType.METRICS_SOURCE,
+                "Prometheus query failed",
+                f"the metrics source at {public_url(self.base_url)} {error}; is it Prometheus?",
+            ) from None
         except httpx.TimeoutException:
             raise _unreachable(
                 self.base_url, f"timed out (limit {self.timeouts.query:g}s)"

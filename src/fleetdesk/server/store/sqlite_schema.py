@@ -212,6 +212,14 @@ CREATE TABLE incident_origins (
 CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
 """
 
+_SCHEMA_V7 = """
+-- Incremental blob I/O (sqlite3_blob_open; Python's Connection.blobopen) rewrites a TEXT value in place and
+-- fires no trigger. SQLite refuses it for a column that is in an index, so every audit column is in one (id is
+-- the key; actor, model_id and at had theirs already).
+CREATE INDEX audit_log_sealed
+ON audit_log (role, action, reason, before, after, idempotency_key, incident_id, detail);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -223,6 +231,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         _SCHEMA_V5,
     ),
     (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
+    (7, "every audit column indexed, so blob I/O cannot rewrite a record in place", _SCHEMA_V7),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
