@@ -197,5 +197,8 @@ CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, bega
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
+    # SQLite's 7 seals the audit log against blob I/O, which PostgreSQL does not have: the same number
+    # keeps naming the same schema on both stores.
+    (7, "nothing to do: PostgreSQL has no in-place blob writes", "SELECT 1;"),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
