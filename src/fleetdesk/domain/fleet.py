@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from fleetdesk.domain.bands import ANY_TYPE, bands_for, role_band_problems
 from fleetdesk.domain.bounds import FINITE, LONGEST, MomentText, Span
 from fleetdesk.domain.model_type import ModelTypeError, Vocabulary
+from fleetdesk.domain.policy import MonitoringPolicy
 from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands
@@ -135,6 +136,10 @@ class FleetFile(BaseModel):
         description="Per app: the data-pipeline rotation a shared-cause incident on one of its surfaces pages",
     )
     slo: SloPolicy = SloPolicy()
+    policy: MonitoringPolicy = Field(
+        default_factory=MonitoringPolicy,
+        description="Per tier: objective, which burn-rate rules page or ticket, working hours, sparse slices",
+    )
     models: list[Model]
     history: MetricHistory
 
@@ -156,6 +161,7 @@ class FleetFile(BaseModel):
                     problems.append(
                         f"role_bands.{role}.{type_string}: not a model type ({error.message})"
                     )
+        problems += self.policy.problems(self.slo)
         problems += [
             f"pipelines.{app}: unknown app (not in vocabulary.apps)"
             for app in self.pipelines

@@ -251,6 +251,31 @@ class Registry:
                     f" ({', '.join(m.id for m in sorted(members, key=lambda m: m.id))})",
                 )
         found.extend(self._cycle_violations())
+        found.extend(self._tier_violations())
+        return found
+
+    def _tier_violations(self) -> list[RegistryViolation]:
+        """A model's tier is the most severe incident it can cause, and its degradation reaches everything
+        downstream: so it is at least as critical as the most critical model downstream of it."""
+        found = []
+        for model_id in sorted(self._downstream):
+            model = self.models.get(model_id)
+            if model is None:
+                continue  # an unknown upstream id, reported on the model that names it
+            below = self.downstream(model_id)
+            if not below:
+                continue
+            critical = min(below, key=lambda m: (m.tier.rank, m.id))
+            if critical.tier.rank < model.tier.rank:
+                found.append(
+                    RegistryViolation(
+                        model_id=model_id,
+                        field="tier",
+                        message=f"{model.tier} is less critical than {critical.id!r} ({critical.tier})"
+                        f" downstream of it; a model is at least as critical as anything downstream:"
+                        f" raise it to {critical.tier}",
+                    )
+                )
         return found
 
     def _cycle_violations(self) -> list[RegistryViolation]:
