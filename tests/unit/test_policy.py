@@ -156,7 +156,7 @@ def test_a_rule_in_neither_list_is_off_for_that_tier() -> None:
     status = one_bad_hour(Tier.TIER4, policy=silent)
     assert status.alerts == []
     assert silent.verdict(model(Tier.TIER4), status).reason == (
-        "quiet: TIER4 policy, no burn-rate rule fires (pages on never)"
+        "quiet: TIER4 policy, no burn-rate rule fires (never pages)"
     )
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from fleetdesk.domain.bounds import FINITE
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.slo import ActiveAlert, Severity, SloPolicy, SloStatus
+from fleetdesk.domain.stability import HealthBands
 
 PAGE_FAST, PAGE_SLOW, TICKET = "page-fast", "page-slow", "ticket"
 """The default burn-rate rules' names (fleetdesk.domain.slo.DEFAULT_RULES)."""
@@ -197,6 +198,13 @@ class MonitoringPolicy(BaseModel):
     def timezone_of(self, team: str) -> ZoneInfo:
         return _zone(self.team_timezones.get(team, self.default_timezone))
 
+    def bands_for(self, model: Model, bands: HealthBands) -> HealthBands:
+        """The model's band with its tier's minimum events per slice."""
+        least = self.tiers[model.tier].min_events_per_slice
+        return (
+            bands if bands.min_events == least else bands.model_copy(update={"min_events": least})
+        )
+
     def slo_for(self, tier: Tier, base: SloPolicy) -> SloPolicy:
         """The fleet's SLO as this tier sees it: its objective, and each rule's severity by the tier (rules
         that neither page nor ticket dropped)."""
@@ -269,8 +277,8 @@ class PagingVerdict(BaseModel):
         """e.g. 'pages: TIER1 policy, page-fast 100x ≥ 14.4x'."""
         policy = f"{self.tier} policy"
         if self.severity is None or self.rule is None:
-            pages = ", ".join(self.page_rules) or "never"
-            return f"quiet: {policy}, no burn-rate rule fires (pages on {pages})"
+            pages = f"pages on {', '.join(self.page_rules)}" if self.page_rules else "never pages"
+            return f"quiet: {policy}, no burn-rate rule fires ({pages})"
         verb = "pages" if self.severity is Severity.PAGE else "ticket"
         said = f"{verb}: {policy}, {self.rule} {_times(self.burn_rate)} ≥ {_times(self.threshold)}"
         if self.severity is Severity.TICKET and not self.page_rules:

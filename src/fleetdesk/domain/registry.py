@@ -7,12 +7,15 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.model_type import ModelType, ModelTypeError, Vocabulary
 
 TRAFFIC_TOLERANCE = 1e-6
+
+AttributeValue = StrictBool | StrictInt | StrictFloat | StrictStr
+"""A value of an extension attribute (declared by the model's type record, domain.type_record)."""
 
 
 class Tier(StrEnum):
@@ -70,6 +73,9 @@ class Model(BaseModel):
     launch_phase: LaunchPhase = LaunchPhase.LAUNCHED
     upstream_model_ids: tuple[str, ...] = ()
     purpose: str = Field(min_length=1, description="What the model does, one sentence")
+    attributes: dict[str, AttributeValue] = Field(
+        default_factory=dict, description="Extension attributes its type's record declares"
+    )
     created_at: Moment
     updated_at: Moment
 

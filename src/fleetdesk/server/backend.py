@@ -153,7 +153,9 @@ class Backend:
                     or latest[m] != held_latest.get(m)
                 )
             ]
-            assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
+            assessments = slo_board.assess_from(
+                self.config, self.registry, now, windows, counts, latest, scope
+            )
             with self.write() as conn:
                 with self._touched_lock:
                     fresh = [a for a in assessments if a.model_id not in self._touched]

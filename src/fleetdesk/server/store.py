@@ -29,10 +29,12 @@ from fleetdesk.domain.bands import bands_for
 from fleetdesk.domain.fleet import PipelineRotation
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import Vocabulary
+from fleetdesk.domain.policy import MonitoringPolicy
 from fleetdesk.domain.registry import LaunchPhase, Model, Registry, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
 from fleetdesk.domain.text import sanitize
+from fleetdesk.domain.type_record import ModelTypeRecord
 
 if TYPE_CHECKING:
     from fleetdesk.domain.synthetic import Timeline
@@ -291,10 +293,18 @@ class FleetConfig(BaseModel):
     """Per app: the data-pipeline rotation a shared-cause incident pages."""
     slo: SloPolicy
     bucket: timedelta
+    policy: MonitoringPolicy = MonitoringPolicy()
+    types: dict[str, ModelTypeRecord] = {}
+    """Per type string: its record; databases seeded before type records have none."""
+    """Per tier: objective, which rules page or ticket, sparse slices; databases seeded before have the defaults."""
 
     def bands_for(self, model: Model) -> HealthBands:
-        """The band this model is judged against: its type's, or its role's (see domain.bands)."""
-        return bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role)
+        """The band this model is judged against: its type's, or its role's (see domain.bands), with its
+        tier's minimum events per slice."""
+        return self.policy.bands_for(
+            model,
+            bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role),
+        )
 
     @property
     def bucket_seconds(self) -> int:
@@ -329,7 +339,7 @@ def bucket_health(
 
     Same arithmetic as fleetdesk.domain.stability; tests check they agree bucket for bucket.
     """
-    if weight <= 0.0:
+    if weight <= 0.0 or weight < bands.min_events:
         return NO_DATA
     rate = label_sum / weight
     if not 0.0 < rate < 1.0:
@@ -483,11 +493,13 @@ class Store:
             name=file.name,
             vocabulary=file.vocabulary,
             default_bands=file.default_bands,
-            bands=file.bands,
-            role_bands=file.role_bands,
+            bands=file.effective_bands[0],
+            role_bands=file.effective_bands[1],
+            types=file.types,
             pipelines=file.pipelines,
             slo=file.slo,
             bucket=file.history.bucket,
+            policy=file.policy,
         )
         vocabulary = file.vocabulary
         model_rows = []
@@ -628,6 +640,7 @@ class _Buckets:
         for done, (model_id, rows) in enumerate(fleet.all_rows(self.timeline), start=1):
             bands = config.bands_for(fleet.registry.models[model_id])
             low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
+            least = bands.min_events  # fewer events than the tier asks for: no data
             key = keys[model_id]
             total_w = total_l = total_p = total_c = 0.0
             for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
@@ -639,7 +652,7 @@ class _Buckets:
                 if at is None:
                     at = epochs[start] = int(start.timestamp())
                 health = NO_DATA
-                if weight > 0.0:
+                if weight > 0.0 and weight >= least:
                     rate = label_sum / weight
                     if 0.0 < rate < 1.0:
                         calibration = prediction_sum / label_sum

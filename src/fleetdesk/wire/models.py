@@ -13,6 +13,7 @@ from fleetdesk.domain.comparison import SignalGap
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.domain.playbook import ActionOption, TargetHealth
+from fleetdesk.domain.policy import PagingVerdict
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket
@@ -96,6 +97,10 @@ class ModelDetail(WireModel):
     attention: Attention
     bands: HealthBands
     slo: SloStatus
+    paging: PagingVerdict | None = Field(
+        default=None,
+        description="Why it pages, opens a ticket or stays quiet: its tier's policy and the deciding alert",
+    )
     open_incident_id: int | None
     last_bucket_start: Moment | None
     actions: list[ActionOption] = Field(
