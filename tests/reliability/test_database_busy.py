@@ -10,8 +10,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from fleetdesk.server import store
 from fleetdesk.server.embedded import EmbeddedServer
+from fleetdesk.server.store import sqlite as store
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 

@@ -195,7 +195,7 @@ def test_seeding_opens_incidents_for_models_already_paging(tmp_path: Path) -> No
 def test_a_failing_migration_leaves_the_previous_version_intact(
     tmp_path: Path, monkeypatch
 ) -> None:  # noqa: ANN001
-    from fleetdesk.server import store as store_module
+    from fleetdesk.server.store import sqlite as store_module
 
     db = tmp_path / "db.sqlite"
     Store(db).migrate()
@@ -227,7 +227,7 @@ def test_a_failing_migration_leaves_the_previous_version_intact(
 def test_migration_2_backfills_day_counts_from_existing_buckets(
     tmp_path: Path, monkeypatch
 ) -> None:  # noqa: ANN001
-    from fleetdesk.server import store as store_module
+    from fleetdesk.server.store import sqlite as store_module
 
     db = tmp_path / "db.sqlite"
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS_BEFORE[:1])

@@ -10,7 +10,6 @@ and a holdout needs its override (422), whatever the console showed.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,7 +23,7 @@ from fleetdesk.server.events import append_event
 from fleetdesk.server.paging import PagingError
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
-from fleetdesk.server.store import dumps, iso
+from fleetdesk.server.store import Connection, dumps, iso
 from fleetdesk.wire import (
     AccessRole,
     ActionEventData,
@@ -101,7 +100,7 @@ def _check_request(kind: ActionKind, request: ActionRequest) -> None:
 
 
 def plan_action(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: Backend,
     model: Model,
     kind: ActionKind,
@@ -218,7 +217,7 @@ def result_of(
 
 
 def apply(
-    conn: sqlite3.Connection,
+    conn: Connection,
     backend: Backend,
     plan: Plan,
     request: ActionRequest,

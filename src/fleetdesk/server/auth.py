@@ -9,13 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import sqlite3
 from dataclasses import dataclass
 from datetime import timedelta
 
 from fleetdesk.server.clock import wall_clock
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import Store, iso, parse_iso
+from fleetdesk.server.store import Connection, Row, Store, iso, parse_iso
 from fleetdesk.wire import AccessRole, ProblemType, WhoAmI
 
 TOKEN_PREFIX = "fdk_"
@@ -117,7 +116,7 @@ def _unauthenticated(detail: str) -> Problem:
     )
 
 
-def authenticate(conn: sqlite3.Connection, authorization: str | None, demo: bool) -> Principal:
+def authenticate(conn: Connection, authorization: str | None, demo: bool) -> Principal:
     """The principal for an Authorization header value (or the demo viewer)."""
     if not authorization:
         if demo:
@@ -146,7 +145,7 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None, demo: bool
     )
 
 
-def access_ended(conn: sqlite3.Connection, principal: Principal) -> str | None:
+def access_ended(conn: Connection, principal: Principal) -> str | None:
     """Why ``principal``'s token no longer grants access ("token revoked", "token expired"), or None while it does.
 
     Authentication happens once per request; a request that stays open (the event stream) asks this again.
@@ -159,7 +158,7 @@ def access_ended(conn: sqlite3.Connection, principal: Principal) -> str | None:
     return "token removed" if row is None else _ended(row)
 
 
-def _ended(row: sqlite3.Row) -> str | None:
+def _ended(row: Row) -> str | None:
     if row["revoked"]:
         return "token revoked"
     if row["expires_at"] is not None and parse_iso(row["expires_at"]) <= wall_clock():

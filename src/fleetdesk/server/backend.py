@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -19,7 +18,7 @@ from fleetdesk.server.events import EventNotifier
 from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
 from fleetdesk.server.storage import StorageWatch
-from fleetdesk.server.store import FleetConfig, SeedProgress, Store
+from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store
 
 log = logging.getLogger("fleetdesk.server")
 
@@ -94,7 +93,7 @@ class Backend:
         return backend
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[Connection]:
         """A write transaction; event streams are woken once it has committed."""
         with self.store.write() as conn:
             yield conn

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import threading
 from datetime import datetime
 
 from pydantic import BaseModel
 
-from fleetdesk.server.store import iso, parse_iso
+from fleetdesk.server.store import Connection, iso, parse_iso
 from fleetdesk.wire import EventType, ServerEvent
 
 
 def append_event(
-    conn: sqlite3.Connection, kind: EventType, at: datetime, model_id: str | None, data: BaseModel
+    conn: Connection, kind: EventType, at: datetime, model_id: str | None, data: BaseModel
 ) -> int:
     """Record one event in the current transaction; returns its id (the SSE id)."""
     cursor = conn.execute(
@@ -25,7 +24,7 @@ def append_event(
     return int(cursor.lastrowid or 0)
 
 
-def read_events(conn: sqlite3.Connection, after: int, limit: int) -> list[ServerEvent]:
+def read_events(conn: Connection, after: int, limit: int) -> list[ServerEvent]:
     rows = conn.execute(
         "SELECT id, type, at, model_id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
         (after, limit),
@@ -42,7 +41,7 @@ def read_events(conn: sqlite3.Connection, after: int, limit: int) -> list[Server
     ]
 
 
-def last_event_id(conn: sqlite3.Connection) -> int:
+def last_event_id(conn: Connection) -> int:
     return int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import iso
+from fleetdesk.server.store import Connection, iso
 from fleetdesk.wire import IDEMPOTENCY_HEADER, ProblemType
 
 KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
@@ -28,7 +27,7 @@ KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
 _KEY = re.compile(KEY_PATTERN)
 
 AfterCommit = Callable[[], None]
-Work = Callable[[sqlite3.Connection], tuple[int, str, AfterCommit | None]]
+Work = Callable[[Connection], tuple[int, str, AfterCommit | None]]
 
 
 @dataclass(frozen=True)

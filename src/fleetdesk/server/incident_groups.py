@@ -15,21 +15,26 @@ Each incident's origin — the app, surface and first bad bucket of the model it
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime, timedelta
 
 from fleetdesk.domain.model_type import ModelTypeError
 from fleetdesk.domain.playbook import Recipient, SharedCause
 from fleetdesk.domain.registry import Model, Registry, Role
-from fleetdesk.server.store import STABLE, FleetConfig, epoch, from_epoch, iso, parse_iso
+from fleetdesk.server.store import (
+    STABLE,
+    Connection,
+    FleetConfig,
+    epoch,
+    from_epoch,
+    iso,
+    parse_iso,
+)
 from fleetdesk.wire import Attention, Health, IncidentGroup, IncidentMember
 
 SHARED_NOTE = "shared cause suspected"
 
 
-def trouble_began(
-    conn: sqlite3.Connection, model_id: str, step: int, now: datetime
-) -> datetime | None:
+def trouble_began(conn: Connection, model_id: str, step: int, now: datetime) -> datetime | None:
     """The start of the model's first bucket after its last stable one: when its current trouble began.
 
     None while its latest closed bucket is stable, or when it has no buckets at all.
@@ -65,7 +70,7 @@ def surface_of(registry: Registry, model: Model) -> tuple[str, str, str] | None:
 
 
 def record_origin(
-    conn: sqlite3.Connection,
+    conn: Connection,
     registry: Registry,
     incident_id: int,
     model: Model,
@@ -82,7 +87,7 @@ def record_origin(
 
 
 def find_shared(
-    conn: sqlite3.Connection, registry: Registry, model: Model, began_at: datetime | None, step: int
+    conn: Connection, registry: Registry, model: Model, began_at: datetime | None, step: int
 ) -> int | None:
     """The open incident this model's trouble likely shares a cause with: opened on the same app and surface,
     its trouble begun in the same or the next bucket as this model's, and not an upstream model's incident
@@ -102,7 +107,7 @@ def find_shared(
     return None if row is None else int(row["incident_id"])
 
 
-def mark_shared(conn: sqlite3.Connection, incident_id: int) -> str:
+def mark_shared(conn: Connection, incident_id: int) -> str:
     """Mark an incident as a shared-cause group; returns its surface label."""
     conn.execute("UPDATE incident_origins SET shared = 1 WHERE incident_id = ?", (incident_id,))
     return conn.execute(
@@ -110,7 +115,7 @@ def mark_shared(conn: sqlite3.Connection, incident_id: int) -> str:
     ).fetchone()["label"]
 
 
-def groups(conn: sqlite3.Connection, incident_ids: list[int]) -> dict[int, IncidentGroup]:
+def groups(conn: Connection, incident_ids: list[int]) -> dict[int, IncidentGroup]:
     """The shared-cause groups among these incidents, by incident id."""
     found: dict[int, IncidentGroup] = {}
     for start in range(0, len(incident_ids), 500):
@@ -132,7 +137,7 @@ def groups(conn: sqlite3.Connection, incident_ids: list[int]) -> dict[int, Incid
 
 
 def members(
-    conn: sqlite3.Connection, registry: Registry, incident_id: int, model_ids: list[str]
+    conn: Connection, registry: Registry, incident_id: int, model_ids: list[str]
 ) -> list[IncidentMember]:
     """Every model of the incident with its state now, and when it opened or joined the incident."""
     if not model_ids:
@@ -174,7 +179,7 @@ def members(
 
 
 def shared_cause(
-    conn: sqlite3.Connection, registry: Registry, config: FleetConfig, incident_id: int | None
+    conn: Connection, registry: Registry, config: FleetConfig, incident_id: int | None
 ) -> SharedCause | None:
     """The playbook's view of a shared-cause incident: its members, their teams and the app's pipeline rotation."""
     if incident_id is None:

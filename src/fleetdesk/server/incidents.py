@@ -17,14 +17,13 @@ every hour.
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime
 
 from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.slo import Severity
 from fleetdesk.server import incident_groups
 from fleetdesk.server.events import append_event
-from fleetdesk.server.store import dumps, iso, parse_iso
+from fleetdesk.server.store import Connection, Row, dumps, iso, parse_iso
 from fleetdesk.wire import (
     EventType,
     Incident,
@@ -47,7 +46,7 @@ def _optional_time(text: str | None) -> datetime | None:
     return None if text is None else parse_iso(text)
 
 
-def incident_from_row(row: sqlite3.Row, group: IncidentGroup | None = None) -> Incident:
+def incident_from_row(row: Row, group: IncidentGroup | None = None) -> Incident:
     model_ids = json.loads(row["model_ids"])
     cause = (
         IncidentCause.SHARED
@@ -73,7 +72,7 @@ def incident_from_row(row: sqlite3.Row, group: IncidentGroup | None = None) -> I
     )
 
 
-def get_incident(conn: sqlite3.Connection, incident_id: int) -> Incident | None:
+def get_incident(conn: Connection, incident_id: int) -> Incident | None:
     row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
     return (
         None
@@ -82,7 +81,7 @@ def get_incident(conn: sqlite3.Connection, incident_id: int) -> Incident | None:
     )
 
 
-def _entry_from_row(row: sqlite3.Row) -> TimelineEntry:
+def _entry_from_row(row: Row) -> TimelineEntry:
     return TimelineEntry(
         id=row["id"],
         incident_id=row["incident_id"],
@@ -95,7 +94,7 @@ def _entry_from_row(row: sqlite3.Row) -> TimelineEntry:
     )
 
 
-def note_from_row(row: sqlite3.Row) -> Note:
+def note_from_row(row: Row) -> Note:
     return Note(
         id=row["id"],
         model_id=row["model_id"],
@@ -107,7 +106,7 @@ def note_from_row(row: sqlite3.Row) -> Note:
 
 
 def incident_detail(
-    conn: sqlite3.Connection, registry: Registry, incident_id: int
+    conn: Connection, registry: Registry, incident_id: int
 ) -> IncidentDetail | None:
     incident = get_incident(conn, incident_id)
     if incident is None:
@@ -152,7 +151,7 @@ def collapse_repeats(entries: list[TimelineEntry]) -> list[TimelineEntry]:
 
 
 def list_incidents(
-    conn: sqlite3.Connection,
+    conn: Connection,
     state: IncidentState | None,
     model_id: str | None,
     offset: int,
@@ -180,13 +179,13 @@ def list_incidents(
     )
 
 
-def open_incident_id(conn: sqlite3.Connection, model_id: str) -> int | None:
+def open_incident_id(conn: Connection, model_id: str) -> int | None:
     row = conn.execute("SELECT open_incident_id FROM models WHERE id = ?", (model_id,)).fetchone()
     return None if row is None else row["open_incident_id"]
 
 
 def add_entry(
-    conn: sqlite3.Connection,
+    conn: Connection,
     incident_id: int,
     at: datetime,
     kind: str,
@@ -214,7 +213,7 @@ def add_entry(
     )
 
 
-def announce(conn: sqlite3.Connection, incident_id: int, entry: TimelineEntry, at: datetime) -> int:
+def announce(conn: Connection, incident_id: int, entry: TimelineEntry, at: datetime) -> int:
     """Emit incident.updated (or incident.opened for the first entry) with the incident as it is now."""
     incident = get_incident(conn, incident_id)
     assert incident is not None
@@ -225,7 +224,7 @@ def announce(conn: sqlite3.Connection, incident_id: int, entry: TimelineEntry, a
 
 
 def open_or_join(
-    conn: sqlite3.Connection,
+    conn: Connection,
     registry: Registry,
     model_id: str,
     severity: Severity,
@@ -311,7 +310,7 @@ def open_or_join(
 
 
 def _join(
-    conn: sqlite3.Connection,
+    conn: Connection,
     incident_id: int,
     model_id: str,
     severity: Severity,
@@ -337,7 +336,7 @@ def _join(
     return incident_id
 
 
-def resolve_if_clear(conn: sqlite3.Connection, incident_id: int, at: datetime) -> bool:
+def resolve_if_clear(conn: Connection, incident_id: int, at: datetime) -> bool:
     """Resolve the incident when none of its models needs attention any more."""
     row = conn.execute(
         "SELECT model_ids, state FROM incidents WHERE id = ?", (incident_id,)
@@ -373,13 +372,13 @@ def resolve_if_clear(conn: sqlite3.Connection, incident_id: int, at: datetime) -
     return True
 
 
-def _opened_on(conn: sqlite3.Connection, incident_id: int) -> str:
+def _opened_on(conn: Connection, incident_id: int) -> str:
     return conn.execute("SELECT model_id FROM incidents WHERE id = ?", (incident_id,)).fetchone()[
         "model_id"
     ]
 
 
-def acknowledge(conn: sqlite3.Connection, incident_id: int, actor: str, at: datetime) -> None:
+def acknowledge(conn: Connection, incident_id: int, actor: str, at: datetime) -> None:
     conn.execute(
         "UPDATE incidents SET state = 'acknowledged', acknowledged_at = ?, acknowledged_by = ? WHERE id = ?",
         (iso(at), actor, incident_id),

@@ -7,7 +7,6 @@ silently. Health is scored once, here, against the model type's bands.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 from fleetdesk.domain.bounds import MAX_TOTAL
@@ -19,6 +18,7 @@ from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import (
     HEALTH_BY_CODE,
     UNSTABLE,
+    Connection,
     bucket_health,
     count_days,
     epoch,
@@ -38,7 +38,7 @@ _SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 
 
 def ingest(
-    conn: sqlite3.Connection, backend: Backend, request: IngestRequest, now: datetime
+    conn: Connection, backend: Backend, request: IngestRequest, now: datetime
 ) -> IngestResult:
     step = backend.config.bucket_seconds
     now_s = epoch(now)
@@ -166,7 +166,7 @@ def ingest(
 
 
 def _refuse_overflowing_totals(
-    conn: sqlite3.Connection, request: IngestRequest, totals: dict[str, list[float]]
+    conn: Connection, request: IngestRequest, totals: dict[str, list[float]]
 ) -> None:
     """422 naming the first bucket and field whose model's running total (a /metrics counter) would pass MAX_TOTAL."""
     errors: list[FieldError] = []

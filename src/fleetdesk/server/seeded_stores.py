@@ -46,7 +46,14 @@ _STORE_NAME = re.compile(
     r"\.?[^/]+-[0-9a-f]{8}-[0-9a-f]{20}(\.spare)?\.sqlite(-wal|-shm|\.\d+\.tmp(-wal|-shm)?)?"
 )
 """A cached store or spare, its SQLite side files, or a seed's or copy's temporary file."""
-_RECIPE_MODULES = ("fleetdesk.domain.synthetic", "fleetdesk.fleets.files", "fleetdesk.server.store")
+_RECIPE_MODULES = (
+    "fleetdesk.domain.synthetic",
+    "fleetdesk.fleets.files",
+    "fleetdesk.server.store.contract",
+    "fleetdesk.server.store.seeding",
+    "fleetdesk.server.store.sqlite_schema",
+    "fleetdesk.server.store.values",
+)
 """The code that decides what a seeded store holds: its source is part of the key."""
 
 

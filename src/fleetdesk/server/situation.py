@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.playbook import Neighbour, PastEscalation, Situation
@@ -11,12 +10,12 @@ from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.stability import Health, StabilitySums
 from fleetdesk.server import incident_groups
 from fleetdesk.server.backend import Backend
-from fleetdesk.server.store import live_state, parse_iso
+from fleetdesk.server.store import Connection, live_state, parse_iso
 
 _SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 
 
-def situation_of(conn: sqlite3.Connection, backend: Backend, model: Model) -> Situation:
+def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
     """The model, its live state and incident, its baseline, holdout and direct upstream models with their
     health, the experiments it holds out, its incident's shared cause and the pages already sent on it."""
     registry = backend.registry.models

@@ -21,7 +21,6 @@ missing for a whole slot more is a gap, judged as no data.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,7 +31,15 @@ from fleetdesk.domain.slo import Severity, SliceCounts, burn_rate, status_from_c
 from fleetdesk.domain.stability import Health
 from fleetdesk.server import incidents
 from fleetdesk.server.events import append_event
-from fleetdesk.server.store import DAY_SECONDS, HEALTH_BY_CODE, FleetConfig, dumps, epoch
+from fleetdesk.server.store import (
+    DAY_SECONDS,
+    HEALTH_BY_CODE,
+    Connection,
+    FleetConfig,
+    Row,
+    dumps,
+    epoch,
+)
 from fleetdesk.wire import EventType, SloChangedData
 
 
@@ -95,7 +102,7 @@ class Assessment:
 
 
 def refresh(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: FleetConfig,
     registry: Registry,
     keys_by_id: dict[str, int],
@@ -113,7 +120,7 @@ def refresh(
 
 
 def assess(
-    conn: sqlite3.Connection,
+    conn: Connection,
     config: FleetConfig,
     registry: Registry,
     keys_by_id: dict[str, int],
@@ -141,7 +148,7 @@ def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[
 
 
 def scan_counts(
-    conn: sqlite3.Connection,
+    conn: Connection,
     keys_by_id: dict[str, int],
     windows: Windows,
     model_ids: list[str] | None = None,
@@ -189,7 +196,7 @@ def scan_counts(
 
 
 def advance_counts(
-    conn: sqlite3.Connection,
+    conn: Connection,
     keys_by_id: dict[str, int],
     counts: dict[str, Counts],
     before: Windows,
@@ -229,14 +236,14 @@ def advance_counts(
 
 
 def latest_health(
-    conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows, model_ids: list[str]
+    conn: Connection, keys_by_id: dict[str, int], windows: Windows, model_ids: list[str]
 ) -> dict[str, Health]:
     """Health of each model's latest closed bucket (one bucket late is tolerated); no data otherwise."""
     return latest_state(conn, keys_by_id, windows, model_ids)[0]
 
 
 def latest_state(
-    conn: sqlite3.Connection, keys_by_id: dict[str, int], windows: Windows, model_ids: list[str]
+    conn: Connection, keys_by_id: dict[str, int], windows: Windows, model_ids: list[str]
 ) -> tuple[dict[str, Health], set[str]]:
     """``latest_health``, and the models awaiting their latest bucket (the previous one is in, it is not yet)."""
     last = windows.last_slot
@@ -315,7 +322,7 @@ def assess_from(
 
 
 def apply(
-    conn: sqlite3.Connection,
+    conn: Connection,
     registry: Registry,
     assessments: list[Assessment],
     now: datetime,
@@ -324,7 +331,7 @@ def apply(
     """Store assessments (write transaction); transitions emit events and open, join or resolve incidents."""
     if not assessments:
         return 0
-    previous: dict[str, sqlite3.Row] = {}
+    previous: dict[str, Row] = {}
     ids = [a.model_id for a in assessments]
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
@@ -336,7 +343,7 @@ def apply(
             )
         )
     updates = []
-    transitions: list[tuple[Assessment, sqlite3.Row]] = []
+    transitions: list[tuple[Assessment, Row]] = []
     for item in assessments:
         updates.append(
             (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime
 
 from fleetdesk.domain import playbook
@@ -14,7 +13,7 @@ from fleetdesk.server import incident_groups
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
-from fleetdesk.server.store import from_epoch, iso, live_state, parse_iso
+from fleetdesk.server.store import Row, from_epoch, iso, live_state, parse_iso
 from fleetdesk.wire import (
     Attention,
     AuditPage,
@@ -84,7 +83,7 @@ def decoded_type(backend: Backend, model: Model) -> DecodedType:
     )
 
 
-def summary(backend: Backend, row: sqlite3.Row) -> ModelSummary:
+def summary(backend: Backend, row: Row) -> ModelSummary:
     model = backend.registry.models[row["id"]]
     model_type = backend.config.vocabulary.parse(model.type)
     last = row["last_bucket_start"]
@@ -238,7 +237,7 @@ def lineage(backend: Backend, model_id: str) -> Lineage:
     upstream = backend.registry.upstream_chain(model_id)
     downstream = sorted(backend.registry.downstream(model_id), key=lambda m: (m.tier.rank, m.id))
     ids = [m.id for m in upstream + downstream]
-    states: dict[str, sqlite3.Row] = {}
+    states: dict[str, Row] = {}
     conn = backend.store.connection()
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
@@ -294,7 +293,7 @@ def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
     )
 
 
-def audit_record(row: sqlite3.Row) -> AuditRecord:
+def audit_record(row: Row) -> AuditRecord:
     return AuditRecord(
         id=row["id"],
         at=parse_iso(row["at"]),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated
 
 from fastapi import APIRouter, Header
@@ -12,6 +11,7 @@ from fleetdesk.server import actions
 from fleetdesk.server.deps import BackendDep, ModelIdPath, PrincipalDep
 from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.problems import ProblemDetails
+from fleetdesk.server.store import Connection
 from fleetdesk.server.views import model_or_404
 from fleetdesk.wire import (
     API_PREFIX,
@@ -51,7 +51,7 @@ def act(
         "POST", f"/v1/models/{model_id}/actions/{kind.value}", body.model_dump(mode="json")
     )
 
-    def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
+    def work(conn: Connection) -> tuple[int, str, AfterCommit | None]:
         plan = actions.plan_action(conn, backend, model, kind, body, principal)
         result = actions.apply(conn, backend, plan, body, principal, key, backend.clock.now())
         if not result.pages:

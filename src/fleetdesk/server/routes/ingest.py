@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated
 
 from fastapi import APIRouter, Header
@@ -11,6 +10,7 @@ from fastapi.responses import Response
 from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.ingest import ingest
+from fleetdesk.server.store import Connection
 from fleetdesk.wire import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
@@ -36,7 +36,7 @@ def ingest_buckets(
     key = require_key(idempotency_key)
     fingerprint = request_hash("POST", "/v1/metrics", body.model_dump(mode="json"))
 
-    def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
+    def work(conn: Connection) -> tuple[int, str, AfterCommit | None]:
         result = ingest(conn, backend, body, backend.clock.now())
         return 200, result.model_dump_json(), None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from typing import Annotated
 
@@ -16,6 +15,7 @@ from fleetdesk.server.deps import BackendDep, PrincipalDep
 from fleetdesk.server.events import append_event
 from fleetdesk.server.idempotency import AfterCommit, request_hash, require_key, run_once
 from fleetdesk.server.problems import Problem
+from fleetdesk.server.store import Connection
 from fleetdesk.wire import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
@@ -74,7 +74,7 @@ def set_clock(
     fingerprint = request_hash("PUT", "/v1/clock", body.model_dump(mode="json"))
     moves: list[tuple[datetime, datetime]] = []
 
-    def work(conn: sqlite3.Connection) -> tuple[int, str, AfterCommit | None]:
+    def work(conn: Connection) -> tuple[int, str, AfterCommit | None]:
         before = backend.clock.now()
         try:
             now = backend.clock.set(body.now)

@@ -1,0 +1,48 @@
+"""The database behind the server: one contract (``contract.Store``), a SQLite store and its schema.
+
+Only this package writes SQL schema; the names below are what the rest of the server imports.
+"""
+
+from fleetdesk.server.store.contract import Connection, Row, Store, StoreError
+from fleetdesk.server.store.fleet_config import FleetConfig
+from fleetdesk.server.store.seeding import BucketRows, SeedProgress, count_days
+from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from fleetdesk.server.store.values import (
+    DAY_SECONDS,
+    HEALTH_BY_CODE,
+    NO_DATA,
+    STABLE,
+    UNSTABLE,
+    bucket_health,
+    dumps,
+    epoch,
+    from_epoch,
+    iso,
+    live_state,
+    parse_iso,
+)
+
+__all__ = [
+    "DAY_SECONDS",
+    "HEALTH_BY_CODE",
+    "MIGRATIONS",
+    "NO_DATA",
+    "SCHEMA_VERSION",
+    "STABLE",
+    "UNSTABLE",
+    "BucketRows",
+    "Connection",
+    "FleetConfig",
+    "Row",
+    "SeedProgress",
+    "Store",
+    "StoreError",
+    "bucket_health",
+    "count_days",
+    "dumps",
+    "epoch",
+    "from_epoch",
+    "iso",
+    "live_state",
+    "parse_iso",
+]

@@ -1,0 +1,242 @@
+"""The store contract: what the server asks of its database, whichever database that is.
+
+A store is opened from one location (``Store(where)``): a ``postgresql://`` URL opens the PostgreSQL store,
+anything else is the path of a SQLite file. Both keep the same tables and columns and take the same SQL
+(``?`` placeholders; the few expressions the two spell differently come from ``conn.dialect``), so the
+server's modules run unchanged on either, through the ``Connection`` below.
+
+Guarantees every store gives:
+- ``write()`` is one transaction: everything in it (an idempotency key, the change, its audit record and
+  its events) commits together or not at all, and writers are serialized, so a check of the expected state
+  inside it still holds at commit.
+- ``read()`` is a consistent snapshot for several reads.
+- ``migrate()`` brings the schema to the newest version through numbered migrations, and refuses a
+  database that is newer than this fleetdesk or is not a fleetdesk database.
+- The audit log is append-only in the database itself: no UPDATE, DELETE or upsert can rewrite a record.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.server.store.fleet_config import FleetConfig
+from fleetdesk.server.store.seeding import BucketRows, SeedProgress
+from fleetdesk.server.store.values import iso, parse_iso
+
+if TYPE_CHECKING:
+    from fleetdesk.fleets import Fleet
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (newer schema, not a fleetdesk database, …)."""
+
+
+class Row(Protocol):
+    """One result row: by column name or by position."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def keys(self) -> list[str]: ...
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What the server's modules use of a database connection (sqlite3's own interface)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+
+class Store(ABC):
+    """One fleetdesk database, used from many threads."""
+
+    def __new__(cls, where: Path | str) -> Store:  # noqa: PYI034 - the subclass the location names
+        # Store(where) opens the kind of store the location names, so every command taking --db takes
+        # either kind without knowing there are two.
+        if cls is Store:
+            cls = _store_class(where)
+        return super().__new__(cls)
+
+    where: str
+    """The location in plain words for messages (never a password)."""
+
+    # --- connections and transactions ------------------------------------
+
+    @abstractmethod
+    def connection(self) -> Connection:
+        """This thread's connection, outside any transaction (single statements)."""
+
+    @abstractmethod
+    def write(self) -> AbstractContextManager[Connection]:
+        """One write transaction: committed on normal exit, rolled back on any exception."""
+
+    @abstractmethod
+    def read(self) -> AbstractContextManager[Connection]:
+        """A consistent snapshot for several reads."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close every connection this store opened."""
+
+    # --- schema -----------------------------------------------------------
+
+    @abstractmethod
+    def migrate(self) -> int:
+        """Bring the schema to the newest version; returns the version found before. StoreError for a
+        location that is not a fleetdesk database or cannot be used."""
+
+    @abstractmethod
+    def schema_version(self) -> int:
+        """The schema version the database is at."""
+
+    # --- fleet config and registry ------------------------------------------
+
+    def is_seeded(self) -> bool:
+        row = self.connection().execute("SELECT value FROM meta WHERE key = 'fleet'").fetchone()
+        return row is not None
+
+    def fleet_config(self) -> FleetConfig:
+        row = self.connection().execute("SELECT value FROM meta WHERE key = 'fleet'").fetchone()
+        if row is None:
+            raise StoreError(f"{self.where}: database has no fleet (not seeded)")
+        return FleetConfig.model_validate_json(row["value"])
+
+    def model_keys(self) -> dict[str, int]:
+        return {row[0]: row[1] for row in self.connection().execute("SELECT id, key FROM models")}
+
+    def registry(self, config: FleetConfig) -> Registry:
+        rows = self.connection().execute("SELECT record FROM models ORDER BY id").fetchall()
+        return Registry(
+            (Model.model_validate_json(row["record"]) for row in rows), config.vocabulary
+        )
+
+    def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
+        """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count."""
+        file = fleet.file
+        config = FleetConfig(
+            name=file.name,
+            vocabulary=file.vocabulary,
+            default_bands=file.default_bands,
+            bands=file.effective_bands[0],
+            role_bands=file.effective_bands[1],
+            pipelines=file.pipelines,
+            slo=file.slo,
+            bucket=file.history.bucket,
+            policy=file.policy,
+            types=file.types,
+        )
+        vocabulary = file.vocabulary
+        model_rows = []
+        keys: dict[str, int] = {}
+        for key, model in enumerate(fleet.registry.models.values(), start=1):
+            keys[model.id] = key
+            model_type = vocabulary.parse(model.type)
+            search = " ".join(
+                (model.id, model.type, model.owner_team, model.oncall_rotation, model.purpose)
+            ).lower()
+            model_rows.append(
+                (
+                    model.id,
+                    key,
+                    model.type,
+                    model_type.app,
+                    model_type.surface,
+                    model.tier.value,
+                    model.tier.rank,
+                    model.role.value,
+                    model.owner_team,
+                    search,
+                    model.model_dump_json(),
+                    model.id,
+                    model.traffic_share,
+                    model.launch_phase.value,
+                )
+            )
+        buckets = BucketRows(fleet, config, keys, None, progress)
+        with self.write() as conn:
+            if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
+                raise StoreError(f"{self.where}: already seeded")
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('fleet', ?)", (config.model_dump_json(),)
+            )
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('history_end', ?)",
+                (iso(fleet.timeline.end),),
+            )
+            conn.executemany(
+                "INSERT INTO models (id, key, type, app, surface, tier, tier_rank, role, owner_team, search_text,"
+                " record, serving_model_id, traffic_share, launch_phase)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                model_rows,
+            )
+            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
+            conn.executemany(
+                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?)",
+                ((key, day, *counts) for (key, day), counts in buckets.days.items()),
+            )
+            conn.executemany(
+                "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
+                " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"
+                " WHERE buckets.model_key = models.key) WHERE id = ?",
+                ((*total, model_id) for model_id, total in buckets.totals.items()),
+            )
+        return buckets.counted
+
+    def history_end(self) -> datetime | None:
+        """Where the seeded (and since extended) history ends; None for a store seeded before this was kept."""
+        row = (
+            self.connection().execute("SELECT value FROM meta WHERE key = 'history_end'").fetchone()
+        )
+        return None if row is None else parse_iso(row["value"])
+
+    def extend(self, fleet: Fleet, until: datetime, progress: SeedProgress | None = None) -> int:
+        """Append the history's buckets from where it ends up to ``until`` (floored to a bucket), as if it had
+        been seeded that long: ``fleet`` is the fleet this store was seeded from, its history ending where
+        this store's does. One transaction: a crash leaves the store as it was. Returns the bucket count."""
+        end = self.history_end()
+        if end is None or end != fleet.timeline.end:
+            raise StoreError(f"{self.where}: its history does not end where the fleet's does")
+        timeline = fleet.continued_until(until)
+        if not len(timeline):
+            return 0
+        buckets = BucketRows(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
+        with self.write() as conn:
+            conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", buckets.rows())
+            conn.executemany(
+                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
+                " good = good + excluded.good, bad = bad + excluded.bad, no_data = no_data + excluded.no_data",
+                ((key, day, *counts) for (key, day), counts in buckets.days.items()),
+            )
+            conn.executemany(
+                "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
+                " total_prediction_sum = total_prediction_sum + ?,"
+                " total_cross_entropy_sum = total_cross_entropy_sum + ?, last_bucket_start = (SELECT max(start)"
+                " FROM buckets WHERE buckets.model_key = models.key) WHERE id = ?",
+                ((*total, model_id) for model_id, total in buckets.totals.items()),
+            )
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'history_end'", (iso(timeline.end),)
+            )
+        return buckets.counted
+
+
+def _store_class(where: Path | str) -> type[Store]:
+    if isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
+        raise StoreError("PostgreSQL stores are not available in this fleetdesk")
+    from fleetdesk.server.store.sqlite import SqliteStore
+
+    return SqliteStore

@@ -1,0 +1,143 @@
+"""The SQLite store: one database file, the embedded default.
+
+Durability and concurrency choices:
+- WAL with ``synchronous=FULL``: a commit the API acknowledged survives SIGKILL
+  and power loss; readers never block the writer.
+- One process-wide write lock around ``BEGIN IMMEDIATE``: writers queue in
+  Python (fair, no busy-loop sleeps) and SQLite's own lock is taken up front,
+  so a transaction never fails half-way on a lock upgrade. ``busy_timeout``
+  still covers other processes (``fleetdesk token create`` on a live db).
+- Times are ISO 8601 UTC text (readable with the sqlite3 shell), except bucket
+  starts, which are epoch seconds because SLO counting ranges over millions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fleetdesk.domain.text import sanitize
+from fleetdesk.server.store.contract import Store, StoreError
+from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class SqliteStore(Store):
+    """One SQLite database file, used from many threads (one connection per thread)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.where = str(self.path)
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+
+    # --- connections and transactions ------------------------------------
+
+    def connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed on normal exit, rolled back on any exception."""
+        conn = self.connection()
+        with self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                # A COMMIT that failed (a full disk) may leave the transaction open: without this rollback
+                # every later write on this thread's connection would fail to BEGIN.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for several reads."""
+        conn = self.connection()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._connections_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass  # closed from its own thread already
+            self._connections.clear()
+        self._local = threading.local()
+
+    # --- schema -----------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Bring the schema to SCHEMA_VERSION; returns the version found before. StoreError for a path that is
+        not a database (a directory, another kind of file, a place that cannot be written)."""
+        where = sanitize(str(self.path))
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(
+                f"{where}: not a regular file (a fleetdesk database is one SQLite file)"
+            )
+        try:
+            conn = self.connection()
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+        except (
+            sqlite3.DatabaseError
+        ) as error:  # "file is not a database", "unable to open database file", ...
+            raise StoreError(
+                f"{where}: cannot use it as a fleetdesk database ({sanitize(str(error))})"
+            ) from None
+        if found > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: schema version {found} is newer than this fleetdesk ({SCHEMA_VERSION}); upgrade fleetdesk"
+            )
+        if found == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError(
+                f"{self.path}: not a fleetdesk database (tables present, no schema version)"
+            )
+        for version, _why, sql in MIGRATIONS:
+            if version <= found:
+                continue
+            with self._write_lock:
+                # executescript runs the BEGIN/COMMIT itself; a failure leaves the
+                # transaction open, which we roll back so the version stays put.
+                try:
+                    conn.executescript(
+                        f"BEGIN IMMEDIATE;\n{sql}\nPRAGMA user_version = {version};\nCOMMIT;"
+                    )
+                except sqlite3.Error:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        return found
+
+    def schema_version(self) -> int:
+        return self.connection().execute("PRAGMA user_version").fetchone()[0]
+
+    # --- fleet config and registry ------------------------------------------

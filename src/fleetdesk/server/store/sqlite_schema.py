@@ -1,0 +1,229 @@
+"""The SQLite schema as versioned migrations (``PRAGMA user_version`` holds the version reached)."""
+
+from __future__ import annotations
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE models (
+    id TEXT PRIMARY KEY,
+    key INTEGER NOT NULL UNIQUE,  -- compact id for the bucket table
+    type TEXT NOT NULL,
+    app TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    tier_rank INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    owner_team TEXT NOT NULL,
+    search_text TEXT NOT NULL,
+    record TEXT NOT NULL,
+    -- live state, changed by actions
+    serving_model_id TEXT NOT NULL,
+    traffic_share REAL NOT NULL,
+    launch_phase TEXT NOT NULL,
+    launch_halted INTEGER NOT NULL DEFAULT 0,
+    experiment_ended INTEGER NOT NULL DEFAULT 0,
+    -- derived state, maintained at ingest and when a slice closes
+    last_bucket_start INTEGER,
+    health TEXT NOT NULL DEFAULT 'no_data',
+    attention TEXT NOT NULL DEFAULT 'no_data',
+    attention_rank INTEGER NOT NULL DEFAULT 3,
+    budget_remaining REAL,
+    max_burn_rate REAL,
+    alerts TEXT NOT NULL DEFAULT '[]',
+    slo TEXT,
+    open_incident_id INTEGER,
+    -- monotonic stability sums, exported as Prometheus counters
+    total_weight REAL NOT NULL DEFAULT 0,
+    total_label_sum REAL NOT NULL DEFAULT 0,
+    total_prediction_sum REAL NOT NULL DEFAULT 0,
+    total_cross_entropy_sum REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining);
+
+CREATE TABLE buckets (
+    model_key INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    label_sum REAL NOT NULL,
+    prediction_sum REAL NOT NULL,
+    cross_entropy_sum REAL NOT NULL,
+    health INTEGER NOT NULL,
+    PRIMARY KEY (model_key, start)
+) WITHOUT ROWID;
+
+CREATE TABLE incidents (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    model_ids TEXT NOT NULL,
+    state TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    title TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    acknowledged_at TEXT,
+    acknowledged_by TEXT,
+    resolved_at TEXT
+);
+CREATE INDEX incidents_by_model ON incidents (model_id, state);
+CREATE INDEX incidents_by_state ON incidents (state, id);
+
+CREATE TABLE incident_events (
+    id INTEGER PRIMARY KEY,
+    incident_id INTEGER NOT NULL REFERENCES incidents (id),
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    actor TEXT,
+    text TEXT NOT NULL,
+    audit_id INTEGER
+);
+CREATE INDEX incident_events_by_incident ON incident_events (incident_id, id);
+
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    incident_id INTEGER,
+    author TEXT NOT NULL,
+    at TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX notes_by_model ON notes (model_id);
+CREATE INDEX notes_by_incident ON notes (incident_id);
+
+CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    role TEXT NOT NULL,
+    action TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    before TEXT,
+    after TEXT,
+    idempotency_key TEXT NOT NULL,
+    incident_id INTEGER,
+    detail TEXT NOT NULL
+);
+CREATE INDEX audit_by_model ON audit_log (model_id, id);
+CREATE INDEX audit_by_actor ON audit_log (actor, id);
+CREATE INDEX audit_by_time ON audit_log (at);
+-- The audit log is append-only: no code path may rewrite history, and the
+-- database itself refuses to.
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+CREATE TABLE idempotency (
+    actor TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('in_progress', 'done')),
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (actor, key)
+);
+
+CREATE TABLE tokens (
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('viewer', 'oncall', 'admin')),
+    teams TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL,
+    at TEXT NOT NULL,
+    model_id TEXT,
+    payload TEXT NOT NULL
+);
+
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    team TEXT NOT NULL,
+    rotation TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    incident_id INTEGER,
+    actor TEXT NOT NULL,
+    delivered_via TEXT NOT NULL
+);
+"""
+
+_SCHEMA_V2 = """
+-- Bucket health counted per model and UTC day: a 28-day window is then 28 rows
+-- plus the buckets of its two partial days, not 672 buckets per model.
+CREATE TABLE health_days (
+    model_key INTEGER NOT NULL,
+    day INTEGER NOT NULL,  -- start // 86400
+    good INTEGER NOT NULL,
+    bad INTEGER NOT NULL,
+    no_data INTEGER NOT NULL,
+    PRIMARY KEY (model_key, day)
+) WITHOUT ROWID;
+INSERT INTO health_days
+SELECT model_key, start / 86400, sum(health = 0), sum(health = 1), sum(health = 2)
+FROM buckets GROUP BY model_key, start / 86400;
+"""
+
+_SCHEMA_V3 = """
+-- Covering indexes for the fleet summary's counts, so they never read the wide model rows.
+CREATE INDEX models_health_tier ON models (health, tier);
+CREATE INDEX models_attention ON models (attention);
+"""
+
+_SCHEMA_V4 = """
+-- The fleet list's whole worst-first order (views._ORDER), so that each page the console loads is a walk
+-- along this index; the v1 index stopped short of it, and every page sorted the whole fleet again.
+DROP INDEX models_worst;
+CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id);
+"""
+
+_SCHEMA_V5 = """
+-- REPLACE (INSERT OR REPLACE, REPLACE INTO) deletes the row it collides with without firing DELETE triggers,
+-- and an upsert's DO UPDATE would rewrite it: so an insert may only add an id that is not there yet. An id
+-- left out arrives here as -1 and always passes.
+CREATE TRIGGER audit_log_no_replace BEFORE INSERT ON audit_log
+WHEN EXISTS (SELECT 1 FROM audit_log WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+"""
+
+_SCHEMA_V6 = """
+-- Where each incident's trouble began (app, surface, its first bad bucket), so that models of one surface whose
+-- trouble began in the same or the next bucket join one incident (shared = 1: shared cause suspected).
+-- Only server/incident_groups.py reads and writes it.
+CREATE TABLE incident_origins (
+    incident_id INTEGER PRIMARY KEY REFERENCES incidents (id),
+    app TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    label TEXT NOT NULL,
+    began_at TEXT,
+    shared INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
+"""
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "initial schema", _SCHEMA_V1),
+    (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
+    (3, "fleet summary counts from covering indexes", _SCHEMA_V3),
+    (4, "worst-first pages from an index, not a sort of the fleet per page", _SCHEMA_V4),
+    (
+        5,
+        "the audit log refuses REPLACE and upserts onto an existing record, not only UPDATE and DELETE",
+        _SCHEMA_V5,
+    ),
+    (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
+]
+"""(version, why, SQL). Append only; a released migration is never edited."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,74 @@
+"""How values are kept in the store's columns, the same for every store: times, bucket health codes, JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from fleetdesk.domain.live import LiveState
+from fleetdesk.domain.registry import LaunchPhase
+from fleetdesk.domain.stability import Health, HealthBands, binary_entropy
+
+DAY_SECONDS = 86_400
+
+# Bucket health as stored (a small int keeps the bucket table and its scans small).
+STABLE, UNSTABLE, NO_DATA = 0, 1, 2
+HEALTH_BY_CODE = {STABLE: Health.STABLE, UNSTABLE: Health.UNSTABLE, NO_DATA: Health.NO_DATA}
+
+
+def iso(moment: datetime) -> str:
+    """Fixed-width ISO text, so string order is time order."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def from_epoch(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def bucket_health(
+    bands: HealthBands,
+    weight: float,
+    label_sum: float,
+    prediction_sum: float,
+    cross_entropy_sum: float,
+) -> int:
+    """HealthBands.health on raw sums without building a model (seeding scores ~10⁶ buckets).
+
+    Same arithmetic as fleetdesk.domain.stability; tests check they agree bucket for bucket.
+    """
+    if weight <= 0.0 or weight < bands.min_events:
+        return NO_DATA
+    rate = label_sum / weight
+    if not 0.0 < rate < 1.0:
+        return NO_DATA
+    calibration = prediction_sum / label_sum
+    ne = (cross_entropy_sum / weight) / binary_entropy(rate)
+    if not (math.isfinite(calibration) and math.isfinite(ne)):
+        return NO_DATA  # a ratio over a vanishing sum says nothing (as in StabilitySums)
+    inside = bands.calibration_low <= calibration <= bands.calibration_high and ne <= bands.ne_max
+    return STABLE if inside else UNSTABLE
+
+
+def live_state(row: Any) -> LiveState:
+    """The live state columns of a ``models`` row."""
+    return LiveState(
+        serving_model_id=row["serving_model_id"],
+        traffic_share=row["traffic_share"],
+        launch_phase=LaunchPhase(row["launch_phase"]),
+        launch_halted=bool(row["launch_halted"]),
+        experiment_ended=bool(row["experiment_ended"]),
+    )
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
