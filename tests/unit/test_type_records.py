@@ -134,3 +134,29 @@ def test_attribute_specs_are_checked_themselves() -> None:
         ModelTypeRecord.model_validate({**RECORD, "runbook_url": "wiki page"})
     flag = AttributeSpec(kind=AttributeKind.FLAG, description="x")
     assert flag.problem(True) is None and flag.problem(1) == "1 is not a flag (true or false)"
+
+
+def test_explain_shows_the_type_record_and_the_models_attributes(tmp_path: Path) -> None:
+    from fleetdesk.fleets.explanation import explain, render_text
+
+    text = render_text(explain(load_fleet(str(_write(tmp_path, lambda raw, model: None))), TAGGING))
+    assert "type owner  ig-tagging-ranking: Ranks people to tag in a new Instagram photo." in text
+    assert "runbook     https://wiki.example/runbooks/ig-tagging" in text
+    assert "attributes  label_delay_hours=6, label_source=accepted-tags" in text
+
+
+def test_the_server_sends_the_type_record_with_the_model(tmp_path: Path, server_factory) -> None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    server = server_factory(fleet=str(_write(tmp_path, lambda raw, model: None)))
+    detail = httpx.get(
+        f"{server.url}/v1/models/{TAGGING}",
+        headers={"Authorization": f"Bearer {server.tokens['viewer']}"},
+        timeout=10,
+    ).json()
+    assert detail["type_record"]["runbook_url"] == "https://wiki.example/runbooks/ig-tagging"
+    assert detail["model"]["attributes"] == {
+        "label_source": "accepted-tags",
+        "label_delay_hours": 6,
+    }
+    assert detail["bands"]["calibration_low"] == 0.8  # the record's baseline band

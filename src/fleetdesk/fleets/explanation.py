@@ -18,11 +18,12 @@ from fleetdesk.domain.attention import attention_for
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.playbook import Neighbour, TargetHealth
 from fleetdesk.domain.policy import PagingVerdict
-from fleetdesk.domain.registry import LaunchPhase, Role, Tier
+from fleetdesk.domain.registry import AttributeValue, LaunchPhase, Role, Tier
 from fleetdesk.domain.slo import SliceHealth, SloStatus, evaluate
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket, merge
 from fleetdesk.domain.synthetic import bucket_from_row
 from fleetdesk.domain.text import sanitize
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.fleets.files import Fleet
 
 RECENT_WINDOW = timedelta(hours=24)
@@ -89,6 +90,10 @@ class Explanation(BaseModel):
     paging: PagingVerdict = Field(
         description="Why it pages, tickets or stays quiet: its tier's policy"
     )
+    type_record: ModelTypeRecord | None = Field(
+        default=None, description="Its type's record (owner, description, runbook, attributes)"
+    )
+    attributes: dict[str, AttributeValue] = Field(default_factory=dict)
     slo_slice: timedelta
     downstream_total: int
     blast_radius: dict[Tier, int]
@@ -149,6 +154,8 @@ def explain(fleet: Fleet, model_id: str) -> Explanation:
         last_24h=last_24h,
         slo=slo,
         paging=fleet.file.policy.verdict(model, slo),
+        type_record=fleet.file.types.get(model.type),
+        attributes=model.attributes,
         slo_slice=fleet.file.slo.slice,
         downstream_total=sum(blast.values()),
         blast_radius=blast,
@@ -335,6 +342,19 @@ def render_text(e: Explanation) -> str:
         ("role", f"{e.role}, {e.launch_phase}, {_percent(e.traffic_share)} of traffic"),
         ("tier", tier_line),
         ("owner", f"{e.owner_team} (on call: {e.oncall_rotation})"),
+        *(
+            [
+                ("type owner", f"{e.type_record.owner_team}: {e.type_record.description}"),
+                ("runbook", e.type_record.runbook_url),
+            ]
+            if e.type_record is not None
+            else []
+        ),
+        *(
+            [("attributes", ", ".join(f"{k}={v}" for k, v in sorted(e.attributes.items())))]
+            if e.attributes
+            else []
+        ),
         ("fallback", e.fallback),
         ("holdout", e.holdout_model_id or "none"),
         (

@@ -203,6 +203,7 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
         bands=backend.config.bands_for(model),
         slo=slo,
         paging=backend.config.policy.verdict(model, slo),
+        type_record=backend.config.types.get(model.type),
         open_incident_id=row["open_incident_id"],
         last_bucket_start=None if last is None else from_epoch(last),
         actions=actions,

@@ -17,6 +17,7 @@ from fleetdesk.domain.policy import PagingVerdict
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.wire.base import LAZY, WireModel
 from fleetdesk.wire.incidents import IncidentGroup
 
@@ -100,6 +101,9 @@ class ModelDetail(WireModel):
     paging: PagingVerdict | None = Field(
         default=None,
         description="Why it pages, opens a ticket or stays quiet: its tier's policy and the deciding alert",
+    )
+    type_record: ModelTypeRecord | None = Field(
+        default=None, description="Its type's record (owner, description, runbook, attributes)"
     )
     open_incident_id: int | None
     last_bucket_start: Moment | None
