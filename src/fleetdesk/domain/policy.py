@@ -41,7 +41,7 @@ class Weekday(StrEnum):
     SUN = "sun"
 
     @property
-    def index(self) -> int:
+    def number(self) -> int:
         """0 for Monday, as datetime.weekday()."""
         return list(Weekday).index(self)
 
@@ -70,7 +70,7 @@ class WorkingHours(BaseModel):
     def next_start(self, moment: datetime, zone: ZoneInfo) -> datetime:
         """``moment`` itself when it is inside working hours in ``zone``, else when they next begin (UTC)."""
         local = moment.astimezone(zone)
-        working = {day.index for day in self.days}
+        working = {day.number for day in self.days}
         if local.weekday() in working and self.start <= local.time() < self.end:
             return moment
         for ahead in range(8):
