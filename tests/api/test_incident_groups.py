@@ -71,7 +71,12 @@ async def test_a_one_surface_shift_with_a_healthy_upstream_is_one_incident(
         "early-stage ranking",
         "late-stage ranking",
     }
-    assert all(m.open and m.attention.value == "page" for m in detail.members)
+    # The same shift pages the TIER0-TIER2 members; TIER3's policy tickets it (x2-long-history).
+    assert all(
+        m.open and m.attention.value == ("page" if m.tier.rank <= 2 else "ticket")
+        for m in detail.members
+    )
+    assert {m.attention.value for m in detail.members} == {"page", "ticket"}
     joined = [e for e in detail.timeline if e.kind == "joined"]
     assert len(joined) == 4 and all(
         "within a bucket of the others on Instagram · Feed, upstream healthy" in e.text

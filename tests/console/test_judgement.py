@@ -216,7 +216,10 @@ async def test_repeated_alerts_are_one_line_and_actions_stand_out(server):
         )
         assert any("bold" in str(span.style) for span in note.spans)  # a person's entry stands out
         assert (
-            sum("alert    server: page alert fires" in line.plain for line in timeline.split("\n"))
+            sum(
+                "alert    server: pages: TIER2 policy, page-fast" in line.plain
+                for line in timeline.split("\n")
+            )
             == 1
         )
 

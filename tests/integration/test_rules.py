@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import subprocess
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 
 from fleetdesk.cli import main
-from fleetdesk.domain.registry import Tier
+from fleetdesk.domain.policy import MonitoringPolicy
+from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands, StabilitySums
 from fleetdesk.server.integrations import prometheus_rules as rules
 from fleetdesk.server.integrations.alertmanager import ALERT_NAME, SEVERITY_BY_TIER
+from fleetdesk.server.integrations.alertmanager_routes import routing_yaml
 
 from .processes import require_binary
 
@@ -48,7 +50,9 @@ def test_generated_rules_pass_promtool_check(tmp_path: Path) -> None:
     result = promtool("check", "rules", recording, alerts)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS: 7 rules found" in result.stdout
-    assert "SUCCESS: 10 rules found" in result.stdout
+    # slice health, 5 burn rates, the budget; each rule's alert per group of tiers the policy treats alike
+    # (page-fast: TIER0-2 page, TIER3-4 held tickets; page-slow: TIER0-1, TIER2-4; ticket: TIER0-1, TIER2-4)
+    assert "SUCCESS: 13 rules found" in result.stdout
 
 
 @pytest.mark.parametrize("name", ["fleetdesk-recording.yml", "fleetdesk-alerts.yml"])
@@ -69,6 +73,7 @@ def test_committed_examples_are_what_the_generator_prints(
     for kind, name in (
         ("recording", "fleetdesk-recording.yml"),
         ("alerts", "fleetdesk-alerts.yml"),
+        ("alertmanager", "alertmanager.yml"),
     ):
         assert main(["rules", kind, "--fleet", "small"]) == 0
         assert capsys.readouterr().out == (DEPLOY / name).read_text(), (
@@ -206,7 +211,8 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
                                     " over 1h and 5m",
                                     "description": "Model drifting of type ig_feed_early_mtml (TIER1) is outside its"
                                     " calibration/NE bands in more than 14.4x the share of 1h slices"
-                                    " its 0.99 objective allows; burn rate 100 over 1h.",
+                                    " its tier's objective allows; burn rate 100 over 1h.",
+                                    "policy": "pages: TIER1 policy, page-fast 100x ≥ 14.4x",
                                     "console": "fleetdesk console --server http://127.0.0.1:8787  # then open drifting",
                                 },
                             }
@@ -220,6 +226,205 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
     path.write_text(yaml.safe_dump(test_file, sort_keys=False))
     result = promtool("test", "rules", path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+TYPE = "ig_feed_early_mtml"
+TIERED = MonitoringPolicy.model_validate(
+    {
+        "tiers": {"TIER0": {"objective": 0.999}, "TIER3": {"min_events_per_slice": 1000}},
+        "team_timezones": {"ig-tagging-ranking": "Asia/Tokyo"},
+    }
+)
+"""TIER0 keeps a tenth of the budget, TIER3 needs 1,000 events a slice, the tagging team works in Tokyo."""
+
+
+def _registered(model_id: str, tier: Tier, team: str = "ig-feed-ranking") -> Model:
+    return Model(
+        id=model_id,
+        type=TYPE,
+        role=Role.BASELINE,
+        tier=tier,
+        tier_justification="x",
+        owner_team=team,
+        oncall_rotation=f"{team}-oncall",
+        purpose="p",
+        created_at=datetime(2026, 12, 1, tzinfo=UTC),
+        updated_at=datetime(2026, 12, 1, tzinfo=UTC),
+    )
+
+
+TIERED_MODELS = [
+    _registered("t0", Tier.TIER0),
+    _registered("t1", Tier.TIER1),
+    _registered("t2", Tier.TIER2),
+    _registered("t3", Tier.TIER3),
+    _registered("t3-sparse", Tier.TIER3),
+    _registered("t4", Tier.TIER4, team="ig-tagging-ranking"),
+]
+
+
+def _expected_page_fast(model: Model, burn: str) -> dict[str, object]:
+    """The alert the policy says one drifting model raises on page-fast, labels and annotations."""
+    pages = model.tier.rank <= 2
+    zone = TIERED.team_timezones.get(model.owner_team, "UTC")
+    labels = {
+        "model_id": model.id,
+        "model_type": TYPE,
+        "tier": model.tier.value,
+        "severity": "critical" if pages else "warning",
+        "slo_rule": "page-fast",
+        "long_window": "1h",
+        "short_window": "5m",
+    }
+    if not pages:
+        labels |= {"hold": "working-hours", "timezone": zone}
+    return {
+        "exp_labels": labels,
+        "exp_annotations": {
+            "summary": f"{model.id} ({model.tier}) burns its stability error budget at 14.4x or more"
+            " over 1h and 5m",
+            "description": f"Model {model.id} of type {TYPE} ({model.tier}) is outside its calibration/NE"
+            " bands in more than 14.4x the share of 1h slices its tier's objective allows; burn rate"
+            f" {burn} over 1h.",
+            "policy": f"{'pages' if pages else 'ticket'}: {model.tier} policy, page-fast {burn}x ≥ 14.4x"
+            + ("" if pages else f", held for working hours ({zone})"),
+            "console": f"fleetdesk console --server http://127.0.0.1:8787  # then open {model.id}",
+        },
+    }
+
+
+def test_rules_page_ticket_hold_and_skip_sparse_slices_by_tier(tmp_path: Path) -> None:
+    recording, alerts = tmp_path / "recording.yml", tmp_path / "alerts.yml"
+    recording.write_text(rules.recording_rule_file(POLICY).to_yaml())
+    alerts.write_text(
+        rules.alert_rule_file(
+            POLICY, DEFAULT_BANDS, {}, monitoring=TIERED, models=TIERED_MODELS
+        ).to_yaml()
+    )
+    checked = promtool("check", "rules", recording, alerts)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # Every model drifts in every slice; the sparse one with 4 events a minute (240 a slice, under 1,000).
+    drifting = StabilitySums.from_events(
+        [(0.6, 1.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0)] * 5
+    )
+    sparse = StabilitySums.from_events(
+        [(0.6, 1.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0)]
+    )
+    minutes, hour = 150, timedelta(hours=1)
+
+    def series(model: Model, sums: StabilitySums) -> list[dict[str, str]]:
+        labels = f'model_id="{model.id}",model_type="{TYPE}",tier="{model.tier}"'
+        return [
+            _series(rules.COUNTERS[name], labels, getattr(sums, attr), minutes)
+            for name, attr in (
+                ("events", "weight"),
+                ("label_sum", "label_sum"),
+                ("prediction_sum", "prediction_sum"),
+                ("cross_entropy_sum", "cross_entropy_sum"),
+            )
+        ]
+
+    dense = [m for m in TIERED_MODELS if m.id != "t3-sparse"]
+    test_file = {
+        "rule_files": [str(recording), str(alerts)],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    *[s for m in dense for s in series(m, drifting)],
+                    *series(TIERED_MODELS[4], sparse),
+                ],
+                "promql_expr_test": [
+                    # TIER0's objective is 99.9%: the same bad slices burn ten times faster.
+                    {
+                        "expr": f'{rules.burn_rate_record(hour)}{{model_id=~"t0|t1"}}',
+                        "eval_time": "140m",
+                        "exp_samples": [
+                            {
+                                "labels": f"{rules.burn_rate_record(hour)}"
+                                f'{{model_id="{m}",model_type="{TYPE}",tier="{t}"}}',
+                                "value": v,
+                            }
+                            for m, t, v in (("t0", "TIER0", 1000), ("t1", "TIER1", 100))
+                        ],
+                    },
+                    # Too few events for its tier: no slice verdict at all (no data, not bad).
+                    {
+                        "expr": f'{rules.slice_unstable_record(hour)}{{model_id="t3-sparse"}}',
+                        "eval_time": "140m",
+                        "exp_samples": [],
+                    },
+                ],
+                "alert_rule_test": [
+                    {
+                        "eval_time": "140m",
+                        "alertname": "FleetdeskStabilityBurnRatePageFast",
+                        "exp_alerts": [
+                            _expected_page_fast(m, "1e+03" if m.tier is Tier.TIER0 else "100")
+                            for m in dense
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "tiers_test.yml"
+    path.write_text(yaml.safe_dump(test_file, sort_keys=False, allow_unicode=True))
+    result = promtool("test", "rules", path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("labels", "receiver", "interval"),
+    [
+        (['severity="critical"', "tier=TIER0"], "pager", None),
+        (
+            ["severity=warning", "hold=working-hours", "timezone=UTC"],
+            "tickets",
+            "working-hours-utc",
+        ),
+        (
+            ["severity=warning", "hold=working-hours", "timezone=Asia/Tokyo"],
+            "tickets",
+            "working-hours-asia-tokyo",
+        ),
+        (["severity=warning", "tier=TIER1"], "tickets", None),
+    ],
+)
+def test_alertmanager_routing_holds_tickets_for_each_teams_working_hours(
+    tmp_path: Path, labels: list[str], receiver: str, interval: str | None
+) -> None:
+    amtool = require_binary("amtool")
+    config = tmp_path / "alertmanager.yml"
+    config.write_text(routing_yaml(TIERED, TIERED_MODELS))
+    checked = subprocess.run(
+        [amtool, "check-config", str(config)], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    routed = subprocess.run(
+        [amtool, "config", "routes", "test", f"--config.file={config}", "alertname=A", *labels],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert routed.returncode == 0, routed.stderr
+    assert routed.stdout.strip() == receiver
+    # amtool names the receiver only: which route matched, and when it may notify, is in the document.
+    document = yaml.safe_load(config.read_text())
+    wanted = {label.replace('"', "").partition("=")[::2] for label in labels}
+    route = next(
+        r
+        for r in document["route"]["routes"]
+        if all(m.replace('"', "").partition("=")[::2] in wanted for m in r["matchers"])
+    )
+    assert route.get("active_time_intervals", [None]) == [interval]
+    if interval is not None:
+        [period] = next(
+            t["time_intervals"] for t in document["time_intervals"] if t["name"] == interval
+        )
+        assert period["location"] == labels[-1].partition("=")[2]
+        assert period["times"] == [{"start_time": "09:00", "end_time": "17:00"}]
 
 
 @pytest.mark.parametrize("tier", list(Tier))

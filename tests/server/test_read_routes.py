@@ -54,6 +54,6 @@ def test_stability_series_has_bands_points_and_baseline_overlay(server: Embedded
     assert len(series["baseline_points"]) == 24
     point = series["points"][-1]
     assert point["calibration"] == point["prediction_sum"] / point["label_sum"]
-    assert set(series["bands"]) == {"calibration_low", "calibration_high", "ne_max"}
+    assert set(series["bands"]) == {"calibration_low", "calibration_high", "ne_max", "min_events"}
     detail = get(server, f"/v1/models/{EXPERIMENT}").json()
     assert detail["decoded"]["stage"] == "late-stage ranking" and detail["slo"]["objective"] == 0.99

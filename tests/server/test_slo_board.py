@@ -88,7 +88,9 @@ def test_advanced_counts_equal_a_full_recount(server_factory) -> None:  # noqa: 
                 row["id"]: (json.loads(row["slo"]), row["health"], row["attention"])
                 for row in conn.execute("SELECT id, slo, health, attention FROM models")
             }
-            recount = slo_board.assess(conn, backend.config, backend.model_keys, now)
+            recount = slo_board.assess(
+                conn, backend.config, backend.registry, backend.model_keys, now
+            )
         for item in recount:
             slo, health, attention = stored[item.model_id]
             expected = json.loads(item.slo_json)

@@ -41,7 +41,8 @@ def test_drifting_experiment_text_answers_every_question() -> None:
     assert "TIER2 because: ramping on the Instagram Feed" in summary
     assert "Safe fallback: roll back to baseline ig_feed_late-stage_mtml.v41." in summary
     assert "Now UNSTABLE in the latest bucket (calibration 1.3" in summary
-    assert "burn-rate alerts firing: page-fast" in summary and "(paging)" in summary
+    assert "burn-rate alerts firing: page-fast" in summary
+    assert "(pages: TIER2 policy, page-fast 100x ≥ 14.4x)" in summary
     assert "Blast radius: nothing downstream." in summary
     assert "Upstream: ig_cross-surface_late-stage_transformer.fm-v7." in summary
     assert re.search(r"^alerts +page-fast \(page\): 100x and 100x >= 14\.4x", out, re.M)
@@ -181,3 +182,12 @@ def test_a_sick_baseline_is_not_called_a_safe_fallback(small: Fleet) -> None:
     healthy = explain(small, DRIFTING)
     assert healthy.fallback_health is not None and healthy.fallback_health.healthy
     assert "Safe fallback: roll back to baseline ig_feed_late-stage_mtml.v41." in healthy.summary
+
+
+def test_explain_says_why_a_model_pages_or_stays_quiet_by_its_tier(small: Fleet) -> None:
+    paging = explain(small, "fb_feed_late-stage_dhen.v52")  # TIER0, NE regression since 22:00
+    assert paging.paging.reason.startswith("pages: TIER0 policy, page-fast ")
+    assert f"paging      {paging.paging.reason}" in render_text(paging)
+    quiet = explain(small, "ig_tagging_late-stage_dlrm.v6")  # TIER4, stable
+    assert quiet.paging.severity is None
+    assert quiet.paging.reason == "quiet: TIER4 policy, no burn-rate rule fires (never pages)"

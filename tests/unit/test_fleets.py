@@ -163,7 +163,7 @@ def test_end_at_moves_the_whole_history_to_now(small: Fleet) -> None:
 # --- the generator --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("models", [4, 20, 137, 1000])
+@pytest.mark.parametrize("models", [4, 20, 100, 137, 1000])  # 100: foundations raised to TIER0
 def test_generator_makes_exactly_n_valid_models(models: int, tmp_path: Path) -> None:
     out = tmp_path / "gen.json"
     assert (

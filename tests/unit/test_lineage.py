@@ -52,7 +52,7 @@ def registry() -> Registry:
     return Registry(
         [
             node("fm", 0, foundation=True, tier=Tier.TIER0),
-            node("other-fm", 1, foundation=True),
+            node("other-fm", 1, foundation=True, tier=Tier.TIER3),  # as critical as leaf-2
             node("mid-a", 2, "fm", tier=Tier.TIER1),
             node("mid-b", 3, "fm", tier=Tier.TIER1),
             node("leaf-1", 4, "mid-a", "mid-b", tier=Tier.TIER2),
@@ -139,7 +139,7 @@ def test_suggest_prefers_ids_that_contain_the_query(registry: Registry) -> None:
 
 
 def test_suggest_finds_an_id_from_its_prefix_in_a_big_fleet() -> None:
-    models = [node("fm", 0, foundation=True)] + [
+    models = [node("fm", 0, foundation=True, tier=Tier.TIER3)] + [
         node(f"ig_s{s}_tray_mtml_v{s}", s, "fm") for s in range(1, 12)
     ]
     registry = Registry(models, VOCABULARY)
@@ -152,7 +152,7 @@ def test_suggest_finds_an_id_from_its_prefix_in_a_big_fleet() -> None:
 
 def test_large_fan_out_blast_radius() -> None:
     # A foundation feeding 10 models, each feeding one more: 20 downstream.
-    models = [node("fm", 0, foundation=True)]
+    models = [node("fm", 0, foundation=True, tier=Tier.TIER3)]
     vocabulary = VOCABULARY.model_copy(
         update={"surfaces": {f"s{i}": f"surface {i}" for i in range(21)}}
     )

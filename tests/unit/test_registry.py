@@ -85,7 +85,7 @@ def experiment_fleet() -> list[Model]:
 
 def test_a_valid_fleet_loads() -> None:
     fleet = experiment_fleet() + [
-        foundation(),
+        foundation(tier=Tier.TIER0, tier_justification="feeds the TIER0 Feed ranker"),
         model(
             "feed",
             type=FEED,
@@ -414,3 +414,49 @@ def test_every_injected_fault_is_reported_with_its_model_and_field(faults: dict[
         Registry(fleet, WIDE_VOCABULARY)
     assert {(v.model_id, v.field) for v in caught.value.violations} == expected
     assert len(caught.value.violations) == len(expected)
+
+
+def test_a_model_less_critical_than_its_downstream_is_refused_naming_both() -> None:
+    # The bundled small fleet once had a TIER1 foundation feeding a TIER0 ranker, and validated.
+    fleet = [
+        foundation(tier=Tier.TIER1, tier_justification="feeds Feed"),
+        model(
+            "feed",
+            type=FEED,
+            tier=Tier.TIER0,
+            tier_justification="Feed ads",
+            upstream_model_ids=("fm",),
+        ),
+        model("base"),
+    ]
+    with pytest.raises(RegistryError) as raised:
+        Registry(fleet, VOCABULARY)
+    [violation] = raised.value.violations
+    assert (violation.model_id, violation.field) == ("fm", "tier")
+    assert "TIER1 is less critical than 'feed' (TIER0)" in violation.message
+    assert "raise it to TIER0" in violation.message
+
+
+def test_the_tier_rule_reaches_past_the_nearest_downstream_model() -> None:
+    # fm -> mid (TIER2) -> feed (TIER0): both upstream models must be TIER0; each is named once.
+    fleet = [
+        foundation(tier=Tier.TIER2, tier_justification="x"),
+        foundation("mid", tier=Tier.TIER2, tier_justification="x", upstream_model_ids=("fm",)),
+        model(
+            "feed", type=FEED, tier=Tier.TIER0, tier_justification="x", upstream_model_ids=("mid",)
+        ),
+        model("base"),
+    ]
+    assert violations(fleet) == {("fm", "tier"), ("mid", "tier")}
+    assert all("'feed' (TIER0)" in text for text in messages(fleet))
+
+
+def test_a_model_as_critical_as_its_downstream_or_more_is_fine() -> None:
+    fleet = [
+        foundation(tier=Tier.TIER0, tier_justification="x"),
+        model(
+            "feed", type=FEED, tier=Tier.TIER0, tier_justification="x", upstream_model_ids=("fm",)
+        ),
+        model("base", tier=Tier.TIER4, upstream_model_ids=("fm",)),
+    ]
+    Registry(fleet, VOCABULARY)

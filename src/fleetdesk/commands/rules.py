@@ -16,10 +16,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Print a Prometheus rule file on stdout. 'recording' turns the server's stability counters "
             "into calibration and NE per model; 'alerts' adds slice health from the fleet's bands and "
-            "multi-window burn-rate alerts from its SLO policy (load both files)."
+            "multi-window burn-rate alerts from its SLO and tier policy (load both files); "
+            "'alertmanager' prints the example Alertmanager routing for those alerts."
         ),
     )
-    parser.add_argument("kind", choices=("recording", "alerts"), help="which rule file to print")
+    parser.add_argument(
+        "kind",
+        choices=("recording", "alerts", "alertmanager"),
+        help="which file to print ('alertmanager': the example routing by the fleet's tier policy)",
+    )
     parser.add_argument(
         "--fleet",
         default="small",
@@ -51,14 +56,21 @@ def run(args: argparse.Namespace) -> int:
         f" from fleet {sanitize(repr(fleet.name))}.\n"
         "# Do not edit: regenerate when the fleet's SLO policy or bands change.\n"
     )
+    if args.kind == "alertmanager":
+        from fleetdesk.server.integrations.alertmanager_routes import routing_yaml
+
+        sys.stdout.write(routing_yaml(fleet.file.policy, fleet.registry.models.values(), header))
+        return 0
     if args.kind == "recording":
         rule_file = rules.recording_rule_file(fleet.file.slo)
     else:
         rule_file = rules.alert_rule_file(
             fleet.file.slo,
             fleet.file.default_bands,
-            fleet.file.bands,
+            fleet.file.effective_bands[0],
             args.server_url or rules.DEFAULT_SERVER_URL,
+            fleet.file.policy,
+            fleet.registry.models.values(),
         )
     sys.stdout.write(rule_file.to_yaml(header))
     return 0

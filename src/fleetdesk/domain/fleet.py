@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from datetime import timedelta
 from enum import StrEnum
-from typing import Literal
+from functools import cached_property
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fleetdesk.domain.bands import ANY_TYPE, bands_for, role_band_problems
 from fleetdesk.domain.bounds import FINITE, LONGEST, MomentText, Span
 from fleetdesk.domain.model_type import ModelTypeError, Vocabulary
+from fleetdesk.domain.policy import MonitoringPolicy
 from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands
+from fleetdesk.domain.type_record import ANY_ROLE, ModelTypeRecord
 
 FLEET_SCHEMA_VERSION: Literal[1] = 1
 
@@ -134,18 +137,58 @@ class FleetFile(BaseModel):
         default_factory=dict,
         description="Per app: the data-pipeline rotation a shared-cause incident on one of its surfaces pages",
     )
+    types: dict[str, ModelTypeRecord] = Field(
+        default_factory=dict,
+        description="Per model type string: its record (owner, description, default tier, bands per role,"
+        " runbook, declared extension attributes)",
+    )
     slo: SloPolicy = SloPolicy()
+    policy: MonitoringPolicy = Field(
+        default_factory=MonitoringPolicy,
+        description="Per tier: objective, which burn-rate rules page or ticket, working hours, sparse slices",
+    )
     models: list[Model]
     history: MetricHistory
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_tiers(cls, data: Any) -> Any:
+        """A model without a tier takes its type record's default tier."""
+        if not isinstance(data, dict):
+            return data
+        types, models = data.get("types"), data.get("models")
+        if not isinstance(types, dict) or not isinstance(models, list):
+            return data
+        filled = []
+        for model in models:
+            record = types.get(model.get("type")) if isinstance(model, dict) else None
+            if isinstance(record, dict) and "tier" not in model and "default_tier" in record:
+                model = {**model, "tier": record["default_tier"]}
+            filled.append(model)
+        return {**data, "models": filled}
+
     @model_validator(mode="after")
     def _bands_and_pipelines(self) -> FleetFile:
+        by_type, by_role = self.effective_bands
         problems = role_band_problems(
             self.default_bands,
-            self.bands,
-            self.role_bands,
+            by_type,
+            by_role,
             (m.type for m in self.models if m.role is Role.HOLDOUT),
         )
+        for type_string, record in self.types.items():
+            for role in record.bands:
+                elsewhere = (
+                    f"bands.{type_string}"
+                    if role == ANY_ROLE and type_string in self.bands
+                    else f"role_bands.{role}.{type_string}"
+                    if role != ANY_ROLE and type_string in self.role_bands.get(Role(role), {})
+                    else None
+                )
+                if elsewhere:
+                    problems.append(
+                        f"types.{type_string}.bands.{role}: also set in {elsewhere}; set it in one place"
+                    )
         for role, bands in self.role_bands.items():
             for type_string in bands:
                 if type_string == ANY_TYPE:
@@ -156,6 +199,17 @@ class FleetFile(BaseModel):
                     problems.append(
                         f"role_bands.{role}.{type_string}: not a model type ({error.message})"
                     )
+        problems += self.policy.problems(self.slo)
+        named = [("default_bands", self.default_bands)]
+        named += [(f"bands.{t}", b) for t, b in self.bands.items()]
+        named += [
+            (f"role_bands.{r}.{t}", b) for r, bs in self.role_bands.items() for t, b in bs.items()
+        ]
+        problems += [
+            f"{where}.min_events: set per tier, in policy.tiers.<tier>.min_events_per_slice"
+            for where, band in named
+            if band.min_events
+        ]
         problems += [
             f"pipelines.{app}: unknown app (not in vocabulary.apps)"
             for app in self.pipelines
@@ -165,8 +219,23 @@ class FleetFile(BaseModel):
             raise ValueError("; ".join(problems))
         return self
 
+    @cached_property
+    def effective_bands(self) -> tuple[dict[str, HealthBands], dict[Role, dict[str, HealthBands]]]:
+        """Per-type and per-role bands with the type records' bands folded in (a record's "*" band is its
+        type's band, a record's role band is that role's band for the type)."""
+        by_type = dict(self.bands)
+        by_role = {role: dict(bands) for role, bands in self.role_bands.items()}
+        for type_string, record in self.types.items():
+            for role, band in record.bands.items():
+                if role == ANY_ROLE:
+                    by_type.setdefault(type_string, band)
+                else:
+                    by_role.setdefault(Role(role), {}).setdefault(type_string, band)
+        return by_type, by_role
+
     def bands_for(self, type_string: str, role: Role | None = None) -> HealthBands:
         """The band a model of this type (and role) is judged against."""
+        by_type, by_role = self.effective_bands
         if role is None:
-            return self.bands.get(type_string, self.default_bands)
-        return bands_for(self.default_bands, self.bands, self.role_bands, type_string, role)
+            return by_type.get(type_string, self.default_bands)
+        return bands_for(self.default_bands, by_type, by_role, type_string, role)

@@ -7,12 +7,15 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.model_type import ModelType, ModelTypeError, Vocabulary
 
 TRAFFIC_TOLERANCE = 1e-6
+
+AttributeValue = StrictBool | StrictInt | StrictFloat | StrictStr
+"""A value of an extension attribute (declared by the model's type record, domain.type_record)."""
 
 
 class Tier(StrEnum):
@@ -70,6 +73,9 @@ class Model(BaseModel):
     launch_phase: LaunchPhase = LaunchPhase.LAUNCHED
     upstream_model_ids: tuple[str, ...] = ()
     purpose: str = Field(min_length=1, description="What the model does, one sentence")
+    attributes: dict[str, AttributeValue] = Field(
+        default_factory=dict, description="Extension attributes its type's record declares"
+    )
     created_at: Moment
     updated_at: Moment
 
@@ -251,6 +257,31 @@ class Registry:
                     f" ({', '.join(m.id for m in sorted(members, key=lambda m: m.id))})",
                 )
         found.extend(self._cycle_violations())
+        found.extend(self._tier_violations())
+        return found
+
+    def _tier_violations(self) -> list[RegistryViolation]:
+        """A model's tier is the most severe incident it can cause, and its degradation reaches everything
+        downstream: so it is at least as critical as the most critical model downstream of it."""
+        found = []
+        for model_id in sorted(self._downstream):
+            model = self.models.get(model_id)
+            if model is None:
+                continue  # an unknown upstream id, reported on the model that names it
+            below = self.downstream(model_id)
+            if not below:
+                continue
+            critical = min(below, key=lambda m: (m.tier.rank, m.id))
+            if critical.tier.rank < model.tier.rank:
+                found.append(
+                    RegistryViolation(
+                        model_id=model_id,
+                        field="tier",
+                        message=f"{model.tier} is less critical than {critical.id!r} ({critical.tier})"
+                        f" downstream of it; a model is at least as critical as anything downstream:"
+                        f" raise it to {critical.tier}",
+                    )
+                )
         return found
 
     def _cycle_violations(self) -> list[RegistryViolation]:

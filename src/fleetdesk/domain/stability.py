@@ -171,6 +171,12 @@ class HealthBands(BaseModel):
     calibration_low: float = Field(gt=0.0, le=MAX_SIGNAL)
     calibration_high: float = Field(gt=0.0, le=MAX_SIGNAL)
     ne_max: float = Field(gt=0.0, le=MAX_SIGNAL, description="NE above this is unstable")
+    min_events: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=MAX_SIGNAL,
+        description="A slice with fewer events is no data, not bad (from the tier's monitoring policy)",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> HealthBands:
@@ -179,7 +185,9 @@ class HealthBands(BaseModel):
         return self
 
     def health(self, sums: StabilitySums) -> Health:
-        """Stable when both signals are inside the bands; no data when undefined."""
+        """Stable when both signals are inside the bands; no data when undefined or too sparse."""
+        if sums.weight < self.min_events:
+            return Health.NO_DATA
         calibration = sums.calibration
         ne = sums.normalized_entropy
         if calibration is None or ne is None:

@@ -17,11 +17,13 @@ from fleetdesk.domain import playbook
 from fleetdesk.domain.attention import attention_for
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.playbook import Neighbour, TargetHealth
-from fleetdesk.domain.registry import LaunchPhase, Role, Tier
-from fleetdesk.domain.slo import Severity, SliceHealth, SloStatus, evaluate
+from fleetdesk.domain.policy import PagingVerdict
+from fleetdesk.domain.registry import AttributeValue, LaunchPhase, Role, Tier
+from fleetdesk.domain.slo import SliceHealth, SloStatus, evaluate
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket, merge
 from fleetdesk.domain.synthetic import bucket_from_row
 from fleetdesk.domain.text import sanitize
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.fleets.files import Fleet
 
 RECENT_WINDOW = timedelta(hours=24)
@@ -85,6 +87,13 @@ class Explanation(BaseModel):
     latest: StabilityReading
     last_24h: StabilityReading
     slo: SloStatus
+    paging: PagingVerdict = Field(
+        description="Why it pages, tickets or stays quiet: its tier's policy"
+    )
+    type_record: ModelTypeRecord | None = Field(
+        default=None, description="Its type's record (owner, description, runbook, attributes)"
+    )
+    attributes: dict[str, AttributeValue] = Field(default_factory=dict)
     slo_slice: timedelta
     downstream_total: int
     blast_radius: dict[Tier, int]
@@ -103,7 +112,7 @@ def explain(fleet: Fleet, model_id: str) -> Explanation:
     latest = _reading([b for b in buckets if b.start + fleet.timeline.bucket == now], bands)
     last_24h = _reading([b for b in buckets if b.start >= now - RECENT_WINDOW], bands)
     slices = [SliceHealth(start=b.start, health=bands.health(b)) for b in buckets]
-    slo = evaluate(slices, now, fleet.file.slo)
+    slo = evaluate(slices, now, fleet.file.policy.slo_for(model.tier, fleet.file.slo))
     escalate = f"escalate to {model.owner_team} ({model.oncall_rotation})"
     fallback_health = None
     if model.baseline_model_id is not None:
@@ -144,6 +153,9 @@ def explain(fleet: Fleet, model_id: str) -> Explanation:
         latest=latest,
         last_24h=last_24h,
         slo=slo,
+        paging=fleet.file.policy.verdict(model, slo),
+        type_record=fleet.file.types.get(model.type),
+        attributes=model.attributes,
         slo_slice=fleet.file.slo.slice,
         downstream_total=sum(blast.values()),
         blast_radius=blast,
@@ -171,7 +183,9 @@ def _target_health(fleet: Fleet, model_id: str, now: datetime) -> TargetHealth:
     buckets = list(fleet.buckets(model_id))
     latest = _reading([b for b in buckets if b.start + fleet.timeline.bucket == now], bands)
     slo = evaluate(
-        [SliceHealth(start=b.start, health=bands.health(b)) for b in buckets], now, fleet.file.slo
+        [SliceHealth(start=b.start, health=bands.health(b)) for b in buckets],
+        now,
+        fleet.file.policy.slo_for(model.tier, fleet.file.slo),
     )
     stable = [b.start for b in buckets if bands.health(b) is Health.STABLE]
     since = None
@@ -256,11 +270,10 @@ def _slo_phrase(slo: SloStatus) -> str:
     return f"SLO error budget {_budget(slo.budget_remaining)} over {duration(slo.window)}"
 
 
-def _alerts_phrase(slo: SloStatus) -> str:
-    if not slo.alerts:
+def _alerts_phrase(e: Explanation) -> str:
+    if not e.slo.alerts:
         return "no burn-rate alert"
-    worst = "paging" if any(a.severity is Severity.PAGE for a in slo.alerts) else "ticket only"
-    return f"burn-rate alerts firing: {', '.join(a.rule for a in slo.alerts)} ({worst})"
+    return f"burn-rate alerts firing: {', '.join(a.rule for a in e.slo.alerts)} ({e.paging.reason})"
 
 
 def _blast_phrase(e: Explanation) -> str:
@@ -288,7 +301,7 @@ def summarize(e: Explanation) -> str:
         f"Safe fallback: {e.fallback}."
         if e.fallback_health is None or e.fallback_health.healthy
         else f"Fallback: {e.fallback.removeprefix('none: ')} instead of rolling back.",
-        f"Now {_now_phrase(e)}; {_slo_phrase(e.slo)}; {_alerts_phrase(e.slo)}.",
+        f"Now {_now_phrase(e)}; {_slo_phrase(e.slo)}; {_alerts_phrase(e)}.",
         f"Blast radius: {_blast_phrase(e)}.",
     ]
     troubled = [up for up in e.upstream if up.health is not Health.STABLE]
@@ -329,6 +342,19 @@ def render_text(e: Explanation) -> str:
         ("role", f"{e.role}, {e.launch_phase}, {_percent(e.traffic_share)} of traffic"),
         ("tier", tier_line),
         ("owner", f"{e.owner_team} (on call: {e.oncall_rotation})"),
+        *(
+            [
+                ("type owner", f"{e.type_record.owner_team}: {e.type_record.description}"),
+                ("runbook", e.type_record.runbook_url),
+            ]
+            if e.type_record is not None
+            else []
+        ),
+        *(
+            [("attributes", ", ".join(f"{k}={v}" for k, v in sorted(e.attributes.items())))]
+            if e.attributes
+            else []
+        ),
         ("fallback", e.fallback),
         ("holdout", e.holdout_model_id or "none"),
         (
@@ -355,6 +381,7 @@ def render_text(e: Explanation) -> str:
         ),
         ("burn rates", rates),
         ("alerts", alerts),
+        ("paging", e.paging.reason),
         ("downstream", _blast_phrase(e)),
         ("upstream", upstream or "none"),
         ("as of", f"{_utc(e.as_of)} (end of the fleet's metric history)"),

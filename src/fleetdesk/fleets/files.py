@@ -26,6 +26,7 @@ from fleetdesk.domain.synthetic import (
     synthesize_rows,
 )
 from fleetdesk.domain.text import sanitize
+from fleetdesk.domain.type_record import type_violations
 from fleetdesk.fleets.unknown_keys import unknown_keys
 from fleetdesk.settings import locations
 from fleetdesk.settings.local_files import MIB, read_text_file
@@ -72,7 +73,7 @@ class Fleet:
 
     def bands_for(self, model_id: str) -> HealthBands:
         model = self.model(model_id)
-        return self.file.bands_for(model.type, model.role)
+        return self.file.policy.bands_for(model, self.file.bands_for(model.type, model.role))
 
     def incidents_for(self, model_id: str) -> list[MetricIncident]:
         return list(self._incidents.get(model_id, ()))
@@ -162,6 +163,12 @@ def build_fleet(file: FleetFile, source: Path) -> Fleet:
             f"model {_quote(v.model_id)}: {sanitize(v.field)}: {sanitize(v.message)}"
             for v in error.violations
         )
+    type_problems, attribute_violations = type_violations(file.models, file.types, file.vocabulary)
+    problems.extend(type_problems)
+    problems.extend(
+        f"model {_quote(v.model_id)}: {sanitize(v.field)}: {sanitize(v.message)}"
+        for v in attribute_violations
+    )
     model_ids = {model.id for model in file.models}
     profiles = file.history.profiles
     problems.extend(

@@ -536,7 +536,28 @@ def _foundations(
         else model
         for model in builder.models
     ]
-    return found
+    raised = _as_critical_as_downstream(builder.models)
+    builder.models = [raised.get(model.id, model) for model in builder.models]
+    return [_Foundation(raised.get(f.model.id, f.model), f.downstream) for f in found]
+
+
+def _as_critical_as_downstream(models: list[Model]) -> dict[str, Model]:
+    """Models (foundations) raised to the tier of the most critical model downstream of them, by id: a
+    model's tier is the most severe incident it can cause (the registry refuses anything less)."""
+    by_id = {model.id: model for model in models}
+    raised: dict[str, Model] = {}
+    changed = True
+    while changed:  # foundation chains are short (Threads distils Instagram's): a pass or two
+        changed = False
+        for model in by_id.values():
+            for parent_id in model.upstream_model_ids:
+                parent = by_id[parent_id]
+                if model.tier.rank < parent.tier.rank:
+                    by_id[parent_id] = raised[parent_id] = parent.model_copy(
+                        update={"tier": model.tier}
+                    )
+                    changed = True
+    return raised
 
 
 def _incidents(builder: _Builder, foundations: list[_Foundation]) -> list[MetricIncident]:

@@ -173,7 +173,9 @@ class Backend:
                     or latest[m] != held_latest.get(m)
                 )
             ]
-            assessments = slo_board.assess_from(self.config, now, windows, counts, latest, scope)
+            assessments = slo_board.assess_from(
+                self.config, self.registry, now, windows, counts, latest, scope
+            )
             with self.write() as conn:
                 # A model ingested since the snapshot (here, or on another replica) keeps the newer state
                 # that ingest stored.

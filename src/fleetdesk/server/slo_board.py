@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from fleetdesk.domain.attention import Attention, attention_for
-from fleetdesk.domain.registry import Registry
+from fleetdesk.domain.registry import Registry, Tier
 from fleetdesk.domain.slo import Severity, SliceCounts, burn_rate, status_from_counts
 from fleetdesk.domain.stability import Health
 from fleetdesk.server import incidents
@@ -97,6 +97,8 @@ class Assessment:
     budget_remaining: float | None
     max_burn_rate: float | None
     slo_json: str
+    reason: str
+    """Why it pages, tickets or stays quiet, by its tier's policy (domain.policy.PagingVerdict.reason)."""
 
 
 def refresh(
@@ -109,13 +111,18 @@ def refresh(
 ) -> int:
     """Recompute and store derived state at ``now`` (inside a write transaction); returns models changed."""
     return apply(
-        conn, registry, assess(conn, config, keys_by_id, now, model_ids), now, config.bucket_seconds
+        conn,
+        registry,
+        assess(conn, config, registry, keys_by_id, now, model_ids),
+        now,
+        config.bucket_seconds,
     )
 
 
 def assess(
     conn: Connection,
     config: FleetConfig,
+    registry: Registry,
     keys_by_id: dict[str, int],
     now: datetime,
     model_ids: Collection[str] | None = None,
@@ -130,7 +137,7 @@ def assess(
     if model_ids is None:
         scope = [m for m in scope if m not in waiting]
     counts = scan_counts(conn, keys_by_id, windows, None if model_ids is None else scope)
-    return assess_from(config, now, windows, counts, latest, scope)
+    return assess_from(config, registry, now, windows, counts, latest, scope)
 
 
 def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[str, list[int]]:
@@ -263,16 +270,20 @@ def latest_state(
 
 def assess_from(
     config: FleetConfig,
+    registry: Registry,
     now: datetime,
     windows: Windows,
     counts: dict[str, Counts],
     latest: dict[str, Health],
     model_ids: list[str],
 ) -> list[Assessment]:
-    policy = config.slo
-    rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
+    """Each model judged by its tier's SLO: its objective, and its rules paging or ticketing (domain.policy)."""
+    by_tier = {tier: config.policy.slo_for(tier, config.slo) for tier in Tier}
     assessments = []
     for model_id in model_ids:
+        model = registry.models[model_id]
+        policy = by_tier[model.tier]
+        rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
         model_counts = counts[model_id]
         full = model_counts[windows.span_of[policy.window]]
         status = status_from_counts(
@@ -304,6 +315,7 @@ def assess_from(
                 budget_remaining=status.budget_remaining,
                 max_burn_rate=max(long_rates) if long_rates else None,
                 slo_json=status.model_dump_json(),
+                reason=config.policy.verdict(model, status).reason,
             )
         )
     return assessments
@@ -383,25 +395,15 @@ def apply(
         )
         was = Attention(before["attention"])
         if attention is Attention.PAGE and was is not Attention.PAGE:
-            incidents.open_or_join(
-                conn,
-                registry,
-                model_id,
-                Severity.PAGE,
-                f"page alert fires ({', '.join(alert_names)})",
-                now,
-                step,
-            )
+            incidents.open_or_join(conn, registry, model_id, Severity.PAGE, item.reason, now, step)
         elif health is Health.UNSTABLE and before["health"] != Health.UNSTABLE:
-            incidents.open_or_join(
-                conn,
-                registry,
-                model_id,
-                Severity.TICKET,
-                "latest bucket unstable (calibration or NE outside its band)",
-                now,
-                step,
+            # A burn its tier's policy tickets (a TIER4 bad hour) says so; otherwise the bucket alone.
+            why = (
+                item.reason
+                if attention is Attention.TICKET
+                else "latest bucket unstable (calibration or NE outside its band)"
             )
+            incidents.open_or_join(conn, registry, model_id, Severity.TICKET, why, now, step)
         elif attention in (Attention.OK, Attention.NO_DATA):
             incident_id = incidents.open_incident_id(conn, model_id)
             if incident_id is not None:

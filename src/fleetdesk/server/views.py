@@ -199,6 +199,7 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     actions = playbook.options(situation)
     baseline = playbook.fallback_health(situation)
     last = row["last_bucket_start"]
+    slo = _current(backend, SloStatus.model_validate_json(row["slo"]))
     return ModelDetail(
         model=model,
         decoded=decoded_type(backend, model),
@@ -206,7 +207,9 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
         health=Health(row["health"]),
         attention=Attention(row["attention"]),
         bands=backend.config.bands_for(model),
-        slo=_current(backend, SloStatus.model_validate_json(row["slo"])),
+        slo=slo,
+        paging=backend.config.policy.verdict(model, slo),
+        type_record=backend.config.types.get(model.type),
         open_incident_id=row["open_incident_id"],
         last_bucket_start=None if last is None else from_epoch(last),
         actions=actions,

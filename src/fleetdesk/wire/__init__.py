@@ -125,6 +125,7 @@ from fleetdesk.domain.playbook import (
     EscalationTarget,
     TargetHealth,
 )
+from fleetdesk.domain.policy import PagingVerdict
 from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
 from fleetdesk.domain.slo import Severity, SloStatus
 from fleetdesk.domain.stability import Health, HealthBands
@@ -239,6 +240,7 @@ __all__ = [
     "LaunchPhase",
     "Severity",
     "SloStatus",
+    "PagingVerdict",
     "Model",
     "HealthBands",
     "ActionOption",

@@ -13,9 +13,11 @@ from fleetdesk.domain.comparison import SignalGap
 from fleetdesk.domain.live import LiveState
 from fleetdesk.domain.model_type import FunnelStage
 from fleetdesk.domain.playbook import ActionOption, TargetHealth
+from fleetdesk.domain.policy import PagingVerdict
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, HealthBands, StabilityBucket
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.wire.base import LAZY, WireModel
 from fleetdesk.wire.incidents import IncidentGroup
 
@@ -96,6 +98,13 @@ class ModelDetail(WireModel):
     attention: Attention
     bands: HealthBands
     slo: SloStatus
+    paging: PagingVerdict | None = Field(
+        default=None,
+        description="Why it pages, opens a ticket or stays quiet: its tier's policy and the deciding alert",
+    )
+    type_record: ModelTypeRecord | None = Field(
+        default=None, description="Its type's record (owner, description, runbook, attributes)"
+    )
     open_incident_id: int | None
     last_bucket_start: Moment | None
     actions: list[ActionOption] = Field(

@@ -206,7 +206,7 @@ class ModelScreen(ActionKeys):
         self.query_one(ModelContext).show(
             self.detail, self.lineage, glyphs
         )  # its fallback's health included
-        self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille)
+        self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille, self.detail.paging)
         now = self.console.server_now()
         self.query_one(IncidentTimeline).show(self.incident, now)
 

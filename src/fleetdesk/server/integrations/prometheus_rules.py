@@ -11,18 +11,27 @@ pyrra): a per-model "slice unstable" indicator (0/1) over the slice length,
 its mean over each alert window divided by the allowed bad share is the burn
 rate, and an alert fires when both its long and short window burn at or above
 the threshold.
+
+Every alert follows the fleet's tier-aware monitoring policy (fleetdesk.domain.policy): each tier's objective
+sets its allowed bad share, its rules page (severity critical), open a ticket (warning) or are off, a ticket
+that waits for working hours carries ``hold="working-hours"`` and the owning team's ``timezone`` (the
+Alertmanager example holds it until then), and a slice with fewer events than its tier asks for records
+nothing (no data).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from fleetdesk.domain.policy import MonitoringPolicy
+from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.slo import BurnRateRule, Severity, SloPolicy
 from fleetdesk.domain.stability import HealthBands
 
@@ -42,6 +51,10 @@ ALERT_SEVERITY = {Severity.PAGE: "critical", Severity.TICKET: "warning"}
 """Alertmanager severity label for each burn-rate rule severity."""
 
 DEFAULT_SERVER_URL = "http://127.0.0.1:8787"
+HELD = "working-hours"
+"""The ``hold`` label of a ticket that waits for the owning team's working hours."""
+
+V = TypeVar("V")
 
 
 def console_command(server_url: str, model_id: str) -> str:
@@ -186,10 +199,37 @@ def _type_selector(types: list[str], exclude: bool) -> str:
     return f'{{model_type{"!~" if exclude else "=~"}"{pattern}"}}' if types else ""
 
 
+def _tier_selector(tiers: Iterable[Tier]) -> str:
+    """A label matcher for these tiers; empty when they are every tier."""
+    chosen = sorted(set(tiers), key=lambda tier: tier.rank)
+    if len(chosen) == len(Tier):
+        return ""
+    return f'tier=~"{"|".join(chosen)}"'
+
+
+def _with(selector: str, matcher: str) -> str:
+    """A {…} selector with one more matcher."""
+    if not matcher:
+        return selector
+    return f"{{{matcher}}}" if not selector else f"{selector[:-1]},{matcher}}}"
+
+
+def _by_value(values: dict[Tier, V]) -> list[tuple[V, list[Tier]]]:
+    """Tiers grouped by a per-tier value, most critical group first."""
+    groups: dict[V, list[Tier]] = defaultdict(list)
+    for tier in Tier:
+        groups[values[tier]].append(tier)
+    return sorted(groups.items(), key=lambda item: item[1][0].rank)
+
+
 def slice_rule(
-    policy: SloPolicy, default_bands: HealthBands, bands: dict[str, HealthBands]
+    policy: SloPolicy,
+    default_bands: HealthBands,
+    bands: dict[str, HealthBands],
+    monitoring: MonitoringPolicy | None = None,
 ) -> RecordingRule:
-    """The 0/1 "slice unstable" indicator per model, one term per distinct set of bands."""
+    """The 0/1 "slice unstable" indicator per model, one term per distinct set of bands; a slice with fewer
+    events than its tier's minimum has none (no data)."""
     by_bands: dict[HealthBands, list[str]] = defaultdict(list)
     for type_string, type_bands in bands.items():
         if type_bands != default_bands:
@@ -212,30 +252,46 @@ def slice_rule(
         f") > bool 0\n"
         for group_bands, selector in groups
     ]
-    return RecordingRule(record=slice_unstable_record(policy.slice), expr="or\n".join(terms))
+    expr = "or\n".join(terms)
+    least = {
+        tier: (monitoring or MonitoringPolicy()).tier(tier).min_events_per_slice for tier in Tier
+    }
+    if any(least.values()):
+        events = sum_record("events", policy.slice)
+        enough = "\n  or\n".join(
+            f"  {events}{_with('', _tier_selector(tiers))} >= {minimum!r}"
+            for minimum, tiers in _by_value(least)
+        )
+        expr = f"(\n{expr})\nand\n(\n{enough}\n)\n"
+    return RecordingRule(record=slice_unstable_record(policy.slice), expr=expr)
 
 
 def _windows(policy: SloPolicy) -> list[timedelta]:
     return sorted({w for rule in policy.rules for w in (rule.long_window, rule.short_window)})
 
 
-def burn_rate_rules(policy: SloPolicy) -> list[RecordingRule]:
-    """Burn rate per alert window: bad share of evaluated slices over the allowed bad share."""
-    allowed = f"{1.0 - policy.objective:.10g}"
+def burn_rate_rules(
+    policy: SloPolicy, monitoring: MonitoringPolicy | None = None
+) -> list[RecordingRule]:
+    """Burn rate per alert window: bad share of evaluated slices over the allowed bad share (each tier's
+    objective its own)."""
+    monitoring = monitoring or MonitoringPolicy()
+    objectives = {tier: monitoring.slo_for(tier, policy).objective for tier in Tier}
+    groups = _by_value(objectives)
     indicator = slice_unstable_record(policy.slice)
+
+    def over(window: timedelta, prefix: str = "") -> str:
+        return "\nor\n".join(
+            f"{prefix}avg_over_time({indicator}{_with('', _tier_selector(tiers))}[{duration(window)}])"
+            f" / {1.0 - objective:.10g}"
+            for objective, tiers in groups
+        ) + ("\n" if len(groups) > 1 else "")
+
     rules = [
-        RecordingRule(
-            record=burn_rate_record(window),
-            expr=f"avg_over_time({indicator}[{duration(window)}]) / {allowed}",
-        )
+        RecordingRule(record=burn_rate_record(window), expr=over(window))
         for window in _windows(policy)
     ]
-    rules.append(
-        RecordingRule(
-            record=BUDGET_REMAINING_RECORD,
-            expr=f"1 - avg_over_time({indicator}[{duration(policy.window)}]) / {allowed}",
-        )
-    )
+    rules.append(RecordingRule(record=BUDGET_REMAINING_RECORD, expr=over(policy.window, "1 - ")))
     return rules
 
 
@@ -244,42 +300,106 @@ def _alert_name(rule: BurnRateRule) -> str:
     return "FleetdeskStabilityBurnRate" + "".join(w[:1].upper() + w[1:] for w in words if w)
 
 
-def burn_rate_alerts(policy: SloPolicy, server_url: str = DEFAULT_SERVER_URL) -> list[AlertingRule]:
-    """One multi-window alert per burn-rate rule of the policy."""
+def burn_rate_alerts(
+    policy: SloPolicy,
+    server_url: str = DEFAULT_SERVER_URL,
+    monitoring: MonitoringPolicy | None = None,
+    models: Iterable[Model] = (),
+) -> list[AlertingRule]:
+    """Multi-window alerts per burn-rate rule, one per group of tiers the policy treats alike (pages, tickets,
+    held tickets per team time zone); a tier for which the rule is off has none. ``models``: the fleet, whose
+    owning teams' time zones held tickets follow."""
+    monitoring = monitoring or MonitoringPolicy()
+    by_zone: dict[str, list[str]] = defaultdict(
+        list
+    )  # model ids by time zone, default zone left out
+    for model in models:
+        zone = monitoring.team_timezones.get(model.owner_team, monitoring.default_timezone)
+        if zone != monitoring.default_timezone:
+            by_zone[zone].append(model.id)
     alerts = []
     for rule in policy.rules:
-        long_w, short_w = duration(rule.long_window), duration(rule.short_window)
-        threshold = f"{rule.threshold!r}"
-        alerts.append(
-            AlertingRule(
-                alert=_alert_name(rule),
-                expr=(
-                    f"{burn_rate_record(rule.long_window)} >= {threshold}\n"
-                    f"and\n"
-                    f"{burn_rate_record(rule.short_window)} >= {threshold}\n"
-                ),
-                labels={
-                    "severity": ALERT_SEVERITY[rule.severity],
-                    "slo_rule": rule.name,
-                    "long_window": long_w,
-                    "short_window": short_w,
-                },
-                annotations={
-                    "summary": (
-                        "{{ $labels.model_id }} ({{ $labels.tier }}) burns its stability error budget "
-                        f"at {threshold}x or more over {long_w} and {short_w}"
-                    ),
-                    "description": (
-                        "Model {{ $labels.model_id }} of type {{ $labels.model_type }} ({{ $labels.tier }}) "
-                        f"is outside its calibration/NE bands in more than {threshold}x the share of "
-                        f"{duration(policy.slice)} slices its {policy.objective:.4g} objective allows; "
-                        f'burn rate {{{{ $value | printf "%.3g" }}}} over {long_w}.'
-                    ),
-                    "console": console_command(server_url, "{{ $labels.model_id }}"),
-                },
+        handling: dict[Tier, tuple[Severity, bool] | None] = {}
+        for tier in Tier:
+            severity = monitoring.tier(tier).severity_of(rule.name)
+            held = (
+                severity is Severity.TICKET and monitoring.tier(tier).tickets_wait_for_working_hours
             )
-        )
+            handling[tier] = None if severity is None else (severity, held)
+        for how, tiers in _by_value(handling):
+            if how is None:
+                continue
+            severity, held = how
+            selector = _with("", _tier_selector(tiers))
+            if not held:
+                alerts.append(_alert(policy, rule, severity, selector, {}, server_url))
+                continue
+            others = sorted(model_id for ids in by_zone.values() for model_id in ids)
+            zones = [(monitoring.default_timezone, f'model_id!~"{_ids(others)}"' if others else "")]
+            zones += [(zone, f'model_id=~"{_ids(ids)}"') for zone, ids in sorted(by_zone.items())]
+            for zone, matcher in zones:
+                alerts.append(
+                    _alert(
+                        policy,
+                        rule,
+                        severity,
+                        _with(selector, matcher),
+                        {"hold": HELD, "timezone": zone},
+                        server_url,
+                    )
+                )
     return alerts
+
+
+def _ids(model_ids: list[str]) -> str:
+    return "|".join(_promql_regex_literal(model_id) for model_id in sorted(model_ids))
+
+
+def _alert(
+    policy: SloPolicy,
+    rule: BurnRateRule,
+    severity: Severity,
+    selector: str,
+    extra: dict[str, str],
+    server_url: str,
+) -> AlertingRule:
+    long_w, short_w = duration(rule.long_window), duration(rule.short_window)
+    threshold = f"{rule.threshold!r}"
+    verb = "pages" if severity is Severity.PAGE else "ticket"
+    return AlertingRule(
+        alert=_alert_name(rule),
+        expr=(
+            f"{burn_rate_record(rule.long_window)}{selector} >= {threshold}\n"
+            f"and\n"
+            f"{burn_rate_record(rule.short_window)} >= {threshold}\n"
+        ),
+        labels={
+            "severity": ALERT_SEVERITY[severity],
+            "slo_rule": rule.name,
+            "long_window": long_w,
+            "short_window": short_w,
+            **extra,
+        },
+        annotations={
+            "summary": (
+                "{{ $labels.model_id }} ({{ $labels.tier }}) burns its stability error budget "
+                f"at {threshold}x or more over {long_w} and {short_w}"
+            ),
+            "description": (
+                "Model {{ $labels.model_id }} of type {{ $labels.model_type }} ({{ $labels.tier }}) "
+                f"is outside its calibration/NE bands in more than {threshold}x the share of "
+                f"{duration(policy.slice)} slices its tier's objective allows; "
+                f'burn rate {{{{ $value | printf "%.3g" }}}} over {long_w}.'
+            ),
+            # The console's and explain's words (domain.policy.PagingVerdict.reason).
+            "policy": (
+                f"{verb}: {{{{ $labels.tier }}}} policy, {rule.name}"
+                f' {{{{ $value | printf "%.3g" }}}}x ≥ {rule.threshold:.3g}x'
+                + (f", held for working hours ({extra['timezone']})" if extra else "")
+            ),
+            "console": console_command(server_url, "{{ $labels.model_id }}"),
+        },
+    )
 
 
 def recording_rule_file(policy: SloPolicy) -> RuleFile:
@@ -294,16 +414,19 @@ def alert_rule_file(
     default_bands: HealthBands,
     bands: dict[str, HealthBands],
     server_url: str = DEFAULT_SERVER_URL,
+    monitoring: MonitoringPolicy | None = None,
+    models: Iterable[Model] = (),
 ) -> RuleFile:
-    """Slice health, burn rates and multi-window burn-rate alerts (needs the recording rules too)."""
+    """Slice health, burn rates and multi-window burn-rate alerts by tier policy (needs the recording rules
+    too); ``models`` are the fleet's, whose teams' time zones held tickets follow."""
     return RuleFile(
         groups=[
             RuleGroup(
                 name="fleetdesk-slo",
                 rules=[
-                    slice_rule(policy, default_bands, bands),
-                    *burn_rate_rules(policy),
-                    *burn_rate_alerts(policy, server_url),
+                    slice_rule(policy, default_bands, bands, monitoring),
+                    *burn_rate_rules(policy, monitoring),
+                    *burn_rate_alerts(policy, server_url, monitoring, models),
                 ],
             )
         ]

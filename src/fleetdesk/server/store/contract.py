@@ -167,11 +167,13 @@ class Store:
             name=file.name,
             vocabulary=file.vocabulary,
             default_bands=file.default_bands,
-            bands=file.bands,
-            role_bands=file.role_bands,
+            bands=file.effective_bands[0],
+            role_bands=file.effective_bands[1],
             pipelines=file.pipelines,
             slo=file.slo,
             bucket=file.history.bucket,
+            policy=file.policy,
+            types=file.types,
         )
         vocabulary = file.vocabulary
         model_rows = []

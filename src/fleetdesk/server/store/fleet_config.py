@@ -9,9 +9,11 @@ from pydantic import BaseModel, ConfigDict
 from fleetdesk.domain.bands import bands_for
 from fleetdesk.domain.fleet import PipelineRotation
 from fleetdesk.domain.model_type import Vocabulary
+from fleetdesk.domain.policy import MonitoringPolicy
 from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.slo import SloPolicy
 from fleetdesk.domain.stability import HealthBands
+from fleetdesk.domain.type_record import ModelTypeRecord
 
 
 class FleetConfig(BaseModel):
@@ -29,10 +31,18 @@ class FleetConfig(BaseModel):
     """Per app: the data-pipeline rotation a shared-cause incident pages."""
     slo: SloPolicy
     bucket: timedelta
+    policy: MonitoringPolicy = MonitoringPolicy()
+    """Per tier: objective, which rules page or ticket, sparse slices; databases seeded before have the defaults."""
+    types: dict[str, ModelTypeRecord] = {}
+    """Per type string: its record; databases seeded before type records have none."""
 
     def bands_for(self, model: Model) -> HealthBands:
-        """The band this model is judged against: its type's, or its role's (see domain.bands)."""
-        return bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role)
+        """The band this model is judged against: its type's, or its role's (see domain.bands), with its
+        tier's minimum events per slice."""
+        return self.policy.bands_for(
+            model,
+            bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role),
+        )
 
     @property
     def bucket_seconds(self) -> int:

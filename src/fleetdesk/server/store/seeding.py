@@ -58,6 +58,7 @@ class BucketRows:
         for done, (model_id, rows) in enumerate(fleet.all_rows(self.timeline), start=1):
             bands = config.bands_for(fleet.registry.models[model_id])
             low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
+            least = bands.min_events  # fewer events than the tier asks for: no data
             key = keys[model_id]
             total_w = total_l = total_p = total_c = 0.0
             for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
@@ -69,7 +70,7 @@ class BucketRows:
                 if at is None:
                     at = epochs[start] = int(start.timestamp())
                 health = NO_DATA
-                if weight > 0.0:
+                if weight > 0.0 and weight >= least:
                     rate = label_sum / weight
                     if 0.0 < rate < 1.0:
                         calibration = prediction_sum / label_sum

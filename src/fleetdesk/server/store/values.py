@@ -46,7 +46,7 @@ def bucket_health(
 
     Same arithmetic as fleetdesk.domain.stability; tests check they agree bucket for bucket.
     """
-    if weight <= 0.0:
+    if weight <= 0.0 or weight < bands.min_events:
         return NO_DATA
     rate = label_sum / weight
     if not 0.0 < rate < 1.0:

@@ -84,6 +84,18 @@ class ModelContext(QuietStatic):
         if live.experiment_ended:
             text.append(" (experiment ended)")
         text.append("\n")
+        record = detail.type_record
+        if record is not None:  # the type's own record: who owns the category, its runbook, extras
+            text.append("type owner ", style="bold")
+            text.append(f"{sanitize(record.owner_team)}   ")
+            text.append("runbook ", style="bold")
+            text.append(sanitize(record.runbook_url))
+            if model.attributes:
+                text.append("   ")
+                text.append(
+                    sanitize(", ".join(f"{k}={v}" for k, v in sorted(model.attributes.items())))
+                )
+            text.append("\n")
         for label, model_id, health, key in (
             ("baseline", model.baseline_model_id, detail.baseline_health, "b"),
             ("holdout", model.holdout_model_id, detail.holdout_health, "o"),

@@ -8,7 +8,8 @@ from rich.text import Text
 
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.common.quiet import QuietStatic
-from fleetdesk.wire import Severity, SloStatus
+from fleetdesk.domain.text import sanitize
+from fleetdesk.wire import PagingVerdict, Severity, SloStatus
 
 
 def duration_words(span: timedelta) -> str:
@@ -25,7 +26,7 @@ class SloPanel(QuietStatic):
     SloPanel { height: auto; min-height: 6; padding: 0 1; border: round $panel-lighten-2; }
     """
 
-    def show(self, slo: SloStatus, ascii_only: bool) -> None:
+    def show(self, slo: SloStatus, ascii_only: bool, paging: PagingVerdict | None = None) -> None:
         colours = palette(self.app)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("SLO ", style="bold")
@@ -54,7 +55,7 @@ class SloPanel(QuietStatic):
         )
         if not slo.alerts:
             text.append("alerts ", style="bold")
-            text.append("none firing")
+            text.append("none firing\n")
         for alert in slo.alerts:
             mark = ("!!" if ascii_only else "‼") if alert.severity is Severity.PAGE else "!"
             style = colours.get("error" if alert.severity is Severity.PAGE else "warning", "")
@@ -64,4 +65,10 @@ class SloPanel(QuietStatic):
                 if not ascii_only
                 else f": {alert.long_burn_rate:.1f}x / {alert.short_burn_rate:.1f}x >= {alert.threshold:g}x\n"
             )
+        if (
+            paging is not None
+        ):  # why it pages, tickets or stays quiet: the tier's policy, from the server
+            reason = sanitize(paging.reason)
+            text.append("why ", style="bold")
+            text.append(reason.replace("≥", ">=") if ascii_only else reason)
         self.show_text(text)
