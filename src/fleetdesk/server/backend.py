@@ -105,6 +105,8 @@ class Backend:
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction; event streams are woken once it has committed."""
+        if self.storage is not None:
+            self.storage.check_writable()
         with self.store.write() as conn:
             yield conn
         self.notifier.notify()

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fleetdesk.domain.text import sanitize
+from fleetdesk.server.storage import DiskFull
 from fleetdesk.server.store import StoreUnavailable
 from fleetdesk.wire import PROBLEM_CONTENT_TYPE, FieldError, ProblemDetails, ProblemType
 
@@ -73,11 +74,8 @@ def problem_response(
 
 
 def _disk_full(request: Request) -> JSONResponse:
-    # The write transaction was rolled back (Store.write): nothing changed and the key was not claimed, so the
-    # same intent can be sent again once space is freed. /readyz says not ready meanwhile.
-    storage = request.app.state.backend.storage
-    if storage is not None:
-        storage.write_found_disk_full()
+    # The write transaction was rolled back (Store.write) or never began (DiskFull): nothing changed and the
+    # key was not claimed, so the same intent can be sent again once space is freed. /readyz says not ready.
     log.error(
         "database disk full on %s %s: the write was not made",
         request.method,
@@ -135,9 +133,16 @@ def install(app: FastAPI) -> None:
         )
         return problem_response(details, request.url.path)
 
+    @app.exception_handler(DiskFull)
+    async def _still_full(request: Request, error: DiskFull) -> JSONResponse:
+        return _disk_full(request)
+
     @app.exception_handler(sqlite3.OperationalError)
     async def _store_busy(request: Request, error: sqlite3.OperationalError) -> JSONResponse:
         if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL:
+            storage = request.app.state.backend.storage
+            if storage is not None:
+                storage.write_found_disk_full()
             return _disk_full(request)
         # Another process (a backup, `fleetdesk token create`) held the write lock past busy_timeout. A change
         # is either not made or already stored with its key, so retrying the same intent is safe either way.
