@@ -5,7 +5,6 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from fleetdesk.console.core import Backend, ConsoleApp
-from fleetdesk.console.snapshot.export import start_export
 
 __all__ = ["Backend", "FleetdeskApp"]
 
@@ -25,4 +24,8 @@ class FleetdeskApp(ConsoleApp):
     ]
 
     def action_snapshot(self) -> None:
+        # Imported on the first ``s``, not at start-up: the snapshot's schemas cost tens of ms before the
+        # first paint, for a key most sessions never press.
+        from fleetdesk.console.snapshot.export import start_export
+
         start_export(self)
