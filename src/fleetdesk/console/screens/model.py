@@ -1,4 +1,9 @@
-"""One model: registry context, stability charts, SLO, incident; playbook actions one key away."""
+"""One model: registry context, stability charts, SLO, incident; playbook actions one key away.
+
+At 120 columns and more the record, the charts and the SLO and incident panels all show. Below the wide
+breakpoint (app.tcss) the same screen answers at 80x24 without scrolling: the record in four lines, the two
+charts side by side, the SLO in one line; ``p`` shows the record whole and ``i`` the incident.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ from fleetdesk.console.screens.action_keys import ACTION_KEYS, ActionKeys, playb
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.console.widgets.model.chart import CALIBRATION, NE, StabilityChart
-from fleetdesk.console.widgets.model.context import ModelContext
+from fleetdesk.console.widgets.model.context import CompactContext, ModelContext
+from fleetdesk.console.widgets.model.slo_line import SloLine
 from fleetdesk.console.widgets.model.slo_panel import SloPanel
 from fleetdesk.console.widgets.model.timeline import IncidentTimeline
 from fleetdesk.domain.text import sanitize
@@ -31,7 +37,14 @@ from fleetdesk.wire import (
     Window,
 )
 
-NAVIGATION = ("open_baseline", "open_holdout", "open_upstream", "incident", "compare_holdout")
+NAVIGATION = (
+    "open_baseline",
+    "open_holdout",
+    "open_upstream",
+    "incident",
+    "compare_holdout",
+    "record",
+)
 WINDOWS = list(Window)
 
 
@@ -101,6 +114,14 @@ class ModelScreen(ActionKeys):
             tooltip="The open incident's whole timeline and notes.",
         ),
         Binding("l", "audit", "Audit", id="audit-log", tooltip="This model's audit log."),
+        Binding(
+            "p",
+            "record",
+            "Record",
+            id="model-record",
+            show=False,
+            tooltip="The registry record whole: purpose, justification and attributes uncut.",
+        ),
     ]
 
     def __init__(
@@ -130,9 +151,11 @@ class ModelScreen(ActionKeys):
         )
         with VerticalScroll(id="model-body"):
             yield ModelContext(id="context")
+            yield CompactContext(id="compact-context")
             with Horizontal(id="charts"):
                 yield StabilityChart(CALIBRATION, glyphs, id="calibration-chart")
                 yield StabilityChart(NE, glyphs, id="ne-chart")
+            yield SloLine(id="slo-line")
             with Horizontal(id="lower"):
                 yield SloPanel(id="slo")
                 with Vertical(id="incident-box"):
@@ -147,7 +170,8 @@ class ModelScreen(ActionKeys):
             if self._behind:
                 self.reload()
             return
-        self.query_one(ModelContext).show_text("loading…")
+        for context in (self.query_one(ModelContext), self.query_one(CompactContext)):
+            context.show_text("loading…")
         self.reload()
 
     # --- data -----------------------------------------------------------------
@@ -203,10 +227,11 @@ class ModelScreen(ActionKeys):
         if self.detail is None:
             return
         glyphs = self.console.glyphs
-        self.query_one(ModelContext).show(
-            self.detail, self.lineage, glyphs
-        )  # its fallback's health included
+        # Both forms are kept current (one is hidden by the breakpoint), so a resize shows the other at once.
+        self.query_one(ModelContext).show(self.detail, self.lineage, glyphs)
+        self.query_one(CompactContext).show(self.detail, self.lineage, glyphs)
         self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille, self.detail.paging)
+        self.query_one(SloLine).show(self.detail, not glyphs.braille)
         now = self.console.server_now()
         self.query_one(IncidentTimeline).show(self.incident, now)
 
@@ -290,6 +315,12 @@ class ModelScreen(ActionKeys):
 
         if self.detail and self.detail.open_incident_id:
             self.app.push_screen(IncidentScreen(self.detail.open_incident_id))
+
+    def action_record(self) -> None:
+        from fleetdesk.console.screens.record import RecordScreen
+
+        if self.detail is not None:
+            self.app.push_screen(RecordScreen(self.detail, self.lineage, self.console.glyphs))
 
     def action_audit(self) -> None:
         from fleetdesk.console.screens.audit import AuditScreen

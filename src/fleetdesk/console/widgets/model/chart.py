@@ -215,18 +215,23 @@ class StabilityChart(Widget):
         return self.holdout and self.series is not None and self.series.holdout_model_id is not None
 
     def _legend(self, grid: Grid, styles: dict[str, Style], series: StabilitySeries) -> None:
-        """Title and window, the gap to each overlaid model as numbers, then the legend's keys as far as they fit
-        (whole keys only: at 80 columns the keys are what is left out, never the numbers)."""
-        heading: list[tuple[str, Style | None]] = [
-            (self.signal.name, styles["title"]),
-            (f" {series.window}  ", styles["muted"]),
-        ]
+        """Title, the newest value and the window, the gap to each overlaid model as numbers, then the
+        legend's keys as far as they fit (whole keys only: at 80 columns the keys are what is left out,
+        never the numbers)."""
+        gaps: list[tuple[str, Style | None]] = []
         for gap in series.gaps:
             if gap.relation == "holdout" and not self._holdout_shown:
                 continue
             change = self.signal.change(gap)
             words = "no data" if change is None else f"{change * 100:+.1f}%"
-            heading.append((f"{words} vs {gap.relation}  ", styles["title"]))
+            gaps.append((f"{words} vs {gap.relation}  ", styles["title"]))
+        window: list[tuple[str, Style | None]] = [(f" {series.window}  ", styles["muted"])]
+        heading = [(self.signal.name, styles["title"]), *self._now(styles, series)]
+        if len("".join(text for text, _ in heading + window + gaps).rstrip()) > grid.width:
+            # Two charts side by side at 80 columns: the numbers keep their room, the window (the time
+            # axis and the status line say it too) gives its room up.
+            window = [("  ", None)]
+        heading += window + gaps
         keys = [[("⣿ " if self.glyphs.braille else "* ", styles["model"]), ("model  ", None)]]
         if series.baseline_model_id:
             keys.append(
@@ -254,6 +259,20 @@ class StabilityChart(Widget):
             for text, style in key:
                 grid.text(x, 0, text, style)
                 x += len(text)
+
+    def _now(
+        self, styles: dict[str, Style], series: StabilitySeries
+    ) -> list[tuple[str, Style | None]]:
+        """The newest bucket's value as a number (a chart alone says "about 1.3"), red when it is unstable;
+        an older value would read as now, so a newest bucket without data says so."""
+        if not series.points:
+            return [(" no data", styles["muted"])]
+        newest = series.points[-1]
+        value = self.signal.read(newest)
+        if value is None:
+            return [(" no data", styles["muted"])]
+        style = styles["bad"] if newest.health is Health.UNSTABLE else styles["title"]
+        return [(" ", None), (_number(value), style)]
 
     @staticmethod
     def _time_labels(
