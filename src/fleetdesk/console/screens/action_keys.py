@@ -257,6 +257,7 @@ class ActionKeys(ConsoleScreen):
                 message.preview,
                 self.console.glyphs.arrow,
                 retry_of=retry.idempotency_key if retry else None,
+                model_type=detail.model.type,
             ),
             decided,
         )

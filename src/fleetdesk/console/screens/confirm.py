@@ -1,10 +1,16 @@
 """Confirming a playbook action: the server's dry run, then the confirmation the server asks for.
 
-``Confirmation.TYPE_ID`` needs the model id typed and a reason; ``Confirmation.PRESS`` needs ``y`` (the
-reason is optional). ``Confirmation.ACKNOWLEDGE``, the strongest, is TYPE_ID plus ticking what the
-warnings say: moving traffic onto an unhealthy baseline (the request then names it), or ending a
-holdout's measurement. The server's warnings come first, above the dry run. A note needs its text.
-Cancel has the focus, Esc cancels.
+``Confirmation.TYPE_ID`` needs the model typed (its variant, the part after its type, or the whole id)
+and a reason; ``Confirmation.PRESS`` needs ``y`` (the reason is optional). ``Confirmation.ACKNOWLEDGE``,
+the strongest, is TYPE_ID plus ticking what the warnings say: moving traffic onto an unhealthy baseline
+(the request then names it), or ending a holdout's measurement. The server's warnings come first, above
+the dry run. A note needs its text.
+
+A dialog that asks for something opens on the first field to fill in, so the first key typed (or pasted)
+lands there; the hint says what to type. A ``y`` dialog opens on Cancel, so Enter never confirms by
+accident. Tab moves between the fields only (never onto the scrolling body), and moves before the next key
+is read: on a slow link a burst like ``Tab`` + a reason arrives at once, and the reason must land in the
+field Tab moved to. Esc cancels.
 """
 
 from __future__ import annotations
@@ -27,6 +33,19 @@ from fleetdesk.wire import ActionOption, ActionResult, Confirmation, Tier
 def strict(option: ActionOption) -> bool:
     """The model id must be typed and a reason given."""
     return option.confirmation in (Confirmation.TYPE_ID, Confirmation.ACKNOWLEDGE)
+
+
+def variant(model_id: str, model_type: str) -> str:
+    """What tells the model apart among its type's models (``v23`` of ``ig_reels_late-stage_dhen.v23``):
+    enough to type to show which model is meant (the title names it whole), without typing all 28
+    characters of the id at 2am. An id that does not start with its type is typed whole."""
+    if model_type and model_id.startswith(model_type + ".") and len(model_id) > len(model_type) + 1:
+        return model_id[len(model_type) + 1 :]
+    return model_id
+
+
+FIELDS = ("text", "acknowledge-target", "holdout-override", "typed-id", "reason")
+"""The dialog's fields in the order they are shown (and Tab goes)."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +122,24 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="confirm-cancel", tooltip="Do nothing and close."),
         Binding("y", "confirm", "Confirm", id="confirm-yes", tooltip="Confirm (TIER2-TIER4 only)."),
+        # Priority: the app moves the focus itself before it reads the next key, instead of handing Tab to
+        # the focused field while the keys after it are already on their way to that same field.
+        Binding(
+            "tab", "app.focus_next", "Next field", id="confirm-next", show=False, priority=True
+        ),
+        Binding(
+            "shift+tab",
+            "app.focus_previous",
+            "Previous field",
+            id="confirm-previous",
+            show=False,
+            priority=True,
+        ),
+        Binding("pageup", "scroll_body(-1)", "Scroll up", id="confirm-scroll-up", show=False),
+        Binding("pagedown", "scroll_body(1)", "Scroll down", id="confirm-scroll-down", show=False),
     ]
     AUTO_FOCUS = "#cancel"
+    """A dialog with nothing to fill in opens on Cancel; one with fields opens on its first (on_mount)."""
 
     def __init__(
         self,
@@ -115,6 +150,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         preview: ActionResult,
         arrow: str,
         retry_of: str | None = None,
+        model_type: str = "",
     ) -> None:
         super().__init__()
         option = stepped_up(option, preview)
@@ -126,12 +162,15 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         self.preview = preview
         self.arrow = arrow
         self.retry_of = retry_of
+        self.typed = variant(model_id, model_type)
+        """What the engineer types to confirm (the whole id is accepted too)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog confirm"):
             title = self.question.format(id=sanitize(self.model_id))
             yield Static(Text(f"{title}  ({self.tier})"), classes="dialog-title")
-            with VerticalScroll(classes="dialog-body"):
+            # Not focusable: Tab landed on it and nothing looked focused; PgUp/PgDn scroll it instead.
+            with VerticalScroll(classes="dialog-body", can_focus=False):
                 if self.retry_of:
                     yield Static(
                         Text(
@@ -145,6 +184,9 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                         warnings_text(self.option.warnings), id="warnings", classes="warning"
                     )
                 yield Static(preview_text(self.preview, self.arrow), id="preview")
+            # The fields stay on screen below the scrolling preview: the field that has the focus is never
+            # below the fold, and scrolling to it never pushes the warnings out of sight.
+            with Vertical(classes="dialog-fields"):
                 if self.option.text_required and not self.retry_of:
                     yield Static("Note text (required):")
                     yield Input(
@@ -153,8 +195,8 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                 if self.option.acknowledge_target and not self.retry_of:
                     yield Checkbox(
                         Text(
-                            f"Move the traffic onto {sanitize(self.option.acknowledge_target, limit=80)}"
-                            " anyway (it is unhealthy)"
+                            "Move traffic onto the unhealthy "
+                            f"{sanitize(self.option.acknowledge_target, limit=80)} anyway"
                         ),
                         id="acknowledge-target",
                         compact=True,
@@ -166,8 +208,9 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                         compact=True,
                     )
                 if strict(self.option):
-                    yield Static(Text(f"{self.tier}: type the model id to confirm:"))
-                    yield Input(id="typed-id", placeholder=sanitize(self.model_id), compact=True)
+                    typed = sanitize(self.typed)
+                    yield Static(Text(f"{self.tier}: type {typed} to confirm (or the whole id):"))
+                    yield Input(id="typed-id", placeholder=typed, compact=True)
                 if not self.retry_of and not self.option.text_required:
                     needed = "required" if strict(self.option) else "optional"
                     yield Static(f"Reason ({needed}):")
@@ -177,17 +220,27 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                         max_length=2000,
                         compact=True,
                     )
-            hint = (
-                "Fill in the fields, then Confirm. Esc cancels."
-                if strict(self.option) or self.option.text_required
-                else "Press y to confirm, Esc to cancel."
-            )
-            if self.option.confirmation is Confirmation.ACKNOWLEDGE and not self.retry_of:
-                hint = "Tick what the warnings say, type the id, give a reason, then Confirm. Esc cancels."
+            hint = self._hint()
             yield Static(hint, classes="dialog-hint", id="hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="primary", compact=True)
                 yield Button("Confirm", id="confirm", variant="error", disabled=True, compact=True)
+
+    def _hint(self) -> str:
+        """What to do, key by key, in the order of the fields."""
+        steps = []
+        if not self.retry_of and self.option.text_required:
+            steps.append("type the note")
+        if not self.retry_of and (self.option.acknowledge_target or self.option.override_required):
+            steps.append("Space ticks the box")
+        if strict(self.option):
+            steps.append(f"type {sanitize(self.typed)}")
+            if not self.retry_of and not self.option.text_required:
+                steps.append("a reason")
+        if not steps:
+            return "Press y to confirm, Esc to cancel."
+        hint = ", Tab, ".join(steps) + ", then Enter. Esc cancels."
+        return hint[0].upper() + hint[1:]
 
     def on_mount(self) -> None:
         # Toasts sit at the bottom right, where this dialog has its fields and buttons (all of it at 80x24),
@@ -195,6 +248,31 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         # things stand now.
         self.app.clear_notifications()
         self._changed()
+        first = next(
+            (self.query_one(f"#{name}") for name in FIELDS if self.query(f"#{name}")), None
+        )
+        if first is not None and (strict(self.option) or self.option.text_required):
+            first.focus()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_body)
+
+    def _fit_body(self) -> None:
+        """Give the scrolling preview only the rows the fields, hint and buttons leave: Textual does not shrink
+        an auto-height body inside an auto-height dialog, so a long preview pushed the buttons off 80x24."""
+        dialog = self.query_one(".dialog")
+        body = self.query_one(".dialog-body", VerticalScroll)
+        others = sum(child.outer_size.height for child in dialog.children if child is not body)
+        room = max(self.size.height - dialog.styles.gutter.height - others, 3)
+        if body.styles.max_height is None or body.styles.max_height.value != room:
+            body.styles.max_height = room
+
+    def action_scroll_body(self, pages: int) -> None:
+        body = self.query_one(".dialog-body", VerticalScroll)
+        if pages < 0:
+            body.scroll_page_up(animate=False)
+        else:
+            body.scroll_page_down(animate=False)
 
     def _value(self, widget_id: str) -> str:
         found = self.query(f"#{widget_id}")
@@ -220,7 +298,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         ):
             return False
         if strict(self.option):
-            if self._value("typed-id") != self.model_id:
+            if self._value("typed-id").strip() not in (self.typed, self.model_id):
                 return False
             if (
                 not self.retry_of
