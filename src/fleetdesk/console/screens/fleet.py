@@ -23,6 +23,7 @@ from fleetdesk.console.widgets.fleet.row import FleetRow, grouped
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
 from fleetdesk.console.widgets.fleet.table import FleetTable
 from fleetdesk.wire import (
+    Attention,
     BucketClosedData,
     IncidentEventData,
     IncidentState,
@@ -320,7 +321,9 @@ class FleetScreen(ConsoleScreen):
         where = (
             "Enter opens it" if message.followed else "p goes to it"
         )  # the cursor is on it, or stayed
-        self.query_one(StatusLine).say(f"new page: {message.model_id} ({where})", warning=True)
+        model = self.query_one(FleetTable).models.get(message.model_id)
+        what = "ticket" if model is not None and model.attention is Attention.TICKET else "page"
+        self.query_one(StatusLine).say(f"new {what}: {message.model_id} ({where})", warning=True)
 
     def action_worst_page(self) -> None:
         table = self.query_one(FleetTable)

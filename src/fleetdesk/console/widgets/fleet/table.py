@@ -55,6 +55,9 @@ COLUMNS: tuple[Column, ...] = (
 _MIN_ID_WIDTH = 34
 _CHROME = 2  # the vertical scrollbar
 _DRAWN_ROWS_KEPT = 1000
+CALLS_FOR_SOMEONE = frozenset({Attention.PAGE, Attention.TICKET})
+"""What the cursor follows to the top: an incident the tier's policy pages for, or, for a lower tier (a TIER3
+experiment's incident is a ticket), the ticket it raises instead; pages sort above tickets."""
 """Rows whose cells and line stay cached for scrolling back and for diffing updates."""
 
 
@@ -183,7 +186,8 @@ class FleetTable(ScrollView, can_focus=True):
             self.model_id = model_id
 
     class NewWorstPage(Message):
-        """A model that pages became the worst of the fleet; ``followed`` when the cursor moved onto it."""
+        """A model that pages (or raised a ticket) became the worst of the fleet; ``followed`` when the cursor
+        moved onto it."""
 
         def __init__(self, model_id: str, followed: bool) -> None:
             super().__init__()
@@ -338,7 +342,7 @@ class FleetTable(ScrollView, can_focus=True):
                 worst != self._worst
                 and self._worst is not None
                 and worst is not None
-                and self.models[worst].attention is Attention.PAGE
+                and self.models[worst].attention in CALLS_FOR_SOMEONE
             ):
                 new_page = worst
             self._worst = worst
@@ -392,11 +396,11 @@ class FleetTable(ScrollView, can_focus=True):
         return time.monotonic() - self._moved_at < self.hold_seconds
 
     def worst_page(self) -> str | None:
-        """The worst model that pages, shown or not."""
+        """The worst model that pages (else the worst ticket), shown or not."""
         if self._ordered is None:
             self._rebuild()
         ordered = self._ordered or []
-        return next((i for i in ordered if self.models[i].attention is Attention.PAGE), None)
+        return next((i for i in ordered if self.models[i].attention in CALLS_FOR_SOMEONE), None)
 
     def select(self, model_id: str) -> bool:
         """Put the cursor on a shown model, as the engineer's own move; False when the model is not shown."""
