@@ -4,7 +4,13 @@ server with its clock frozen (``server`` fixture), so every number and time on s
 from __future__ import annotations
 
 import pytest
-from console_helpers import TIER1_EXPERIMENT, make_app, wait_for
+from console_helpers import (
+    TIER0_BASELINE,
+    TIER1_EXPERIMENT,
+    TIER2_EXPERIMENT,
+    make_app,
+    wait_for,
+)
 from textual.widgets import Input
 
 from fleetdesk.console.screens.confirm import ConfirmAction
@@ -79,6 +85,37 @@ VIEWS = {
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_snapshot(server, snap_compare, view, size, theme):
     assert snap_compare(make_app(server, theme=theme), terminal_size=size, run_before=VIEWS[view])
+
+
+def _at(model_id: str, key: str | None = None):
+    """A model's view (and the dialog ``key`` opens on it)."""
+
+    async def run(pilot) -> None:
+        await _live_fleet(pilot)
+        screen = ModelScreen(model_id)
+        await pilot.app.push_screen(screen)
+        await wait_for(
+            pilot, lambda: screen.detail is not None and screen.series is not None, "the model view"
+        )
+        if key is not None:
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the dialog")
+        await pilot.pause()
+
+    return run
+
+
+AT_80X24 = {
+    "paging-model": _at(TIER0_BASELINE),
+    # The two dialog levels: type the variant and a reason (TIER0), or press y (TIER2).
+    "type-to-confirm-tier0": _at(TIER0_BASELINE, "x"),
+    "press-y-tier2": _at(TIER2_EXPERIMENT, "e"),
+}
+
+
+@pytest.mark.parametrize("view", list(AT_80X24))
+def test_snapshot_at_80x24(server, snap_compare, view):
+    assert snap_compare(make_app(server), terminal_size=(80, 24), run_before=AT_80X24[view])
 
 
 @pytest.fixture(scope="module")
