@@ -77,7 +77,8 @@ async def test_rolling_back_onto_an_unhealthy_baseline_warns_first_and_needs_it_
         assert (
             confirm.option.confirmation is Confirmation.ACKNOWLEDGE
         )  # a TIER2 model: one key, normally
-        assert confirm.focused is confirm.query_one("#cancel", Button)
+        # It opens on its first field: the box the warning asks to tick.
+        assert confirm.focused is confirm.query_one("#acknowledge-target", Checkbox)
         body = [child.id for child in confirm.query_one(".dialog-body").children]
         assert body.index("warnings") < body.index("preview")  # the warning comes first
         text = flat(pilot)

@@ -196,7 +196,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
                     yield Checkbox(
                         Text(
                             "Move traffic onto the unhealthy "
-                            f"{sanitize(self.option.acknowledge_target, limit=80)} anyway"
+                            f"{sanitize(self.option.acknowledge_target, limit=80)}"
                         ),
                         id="acknowledge-target",
                         compact=True,
