@@ -13,15 +13,18 @@ from console_helpers import (
     screen_text,
     wait_for,
 )
+from network import HoldingProxy
 from pydantic import SecretStr
 from textual import events
 from textual.keys import REPLACED_KEYS, key_to_character
 from textual.widgets import Button, Checkbox, Input
 
 from fleetdesk.client import FleetdeskClient, PageRequest
+from fleetdesk.console.app import Backend, FleetdeskApp
 from fleetdesk.console.drill.player import key_for_character
 from fleetdesk.console.screens.confirm import ConfirmAction
 from fleetdesk.console.screens.model import ModelScreen
+from fleetdesk.settings.console import ConsoleSettings
 
 FALLBACK_PAGES = "fb_feed_late-stage_dhen.x7-integrity"
 """TIER2 experiment whose baseline pages: its rollback needs the strongest confirmation."""
@@ -147,3 +150,31 @@ async def test_the_note_dialog_opens_on_its_text_so_a_first_paste_is_kept(server
         await wait_for(pilot, lambda: pilot.app.screen is screen, "the dialog to close")
         await wait_for(pilot, lambda: not screen.in_flight, "the note to be sent")
         assert await audit_actions(server, TIER2_EXPERIMENT) == ["note"]
+
+
+async def test_keys_typed_while_the_dry_run_is_on_its_way_land_in_its_dialog_in_order(server):
+    # The server's answer to the dry run is held back, as a slow link would: the engineer has typed the
+    # variant, Tab and the reason before the dialog opens. Taken as the model view's keys, "5" and "2"
+    # switched the chart window and the rest vanished.
+    proxy = await HoldingProxy(server.url).start()
+    app = FleetdeskApp(Backend(proxy.url, SecretStr(server.oncall_token)), ConsoleSettings())
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = ModelScreen(TIER0_BASELINE)
+            await app.push_screen(screen)
+            await wait_for(pilot, lambda: screen.detail is not None and app.me, "the model view")
+            window = screen.window
+            proxy.hold()
+            await burst(pilot, "x", *typed("v52"), "tab", *typed("NE up"))
+            await wait_for(pilot, lambda: proxy.held, "the dry run held back")
+            assert isinstance(app.screen, ModelScreen) and screen.window is window
+            proxy.release()
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmAction), "the dialog")
+            confirm = app.screen
+            await wait_for(
+                pilot, lambda: confirm.query_one("#reason", Input).value == "NE up", "the reason"
+            )
+            assert confirm.query_one("#typed-id", Input).value == "v52"
+            assert not confirm.query_one("#confirm", Button).disabled
+    finally:
+        await proxy.stop()

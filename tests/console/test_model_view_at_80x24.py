@@ -50,10 +50,11 @@ async def test_a_paging_model_answers_at_80x24_without_scrolling(server):
         assert on_screen(screen.query_one(SloLine))
         text = screen_text(pilot.app)
         lines = text.splitlines()
-        assert lines[0].split()[0] == TIER0_BASELINE
-        assert "TIER0 · baseline · ‼ page" in lines[1]
-        assert "fallback none: escalate instead" in lines[2]
-        assert "blast radius" in lines[3] and "upstream" in lines[3]
+        assert lines[0].strip() == f"fleetdesk · model {TIER0_BASELINE}"
+        assert lines[1].strip().startswith("Facebook · Feed · late-stage")
+        assert "TIER0 · baseline · ‼ page" in lines[2]
+        assert "fallback none: escalate instead" in lines[3]
+        assert "blast radius" in lines[4] and "upstream" in lines[4]
         # The newest value of each signal is written, beside its chart's name.
         newest = screen.series.points[-1]
         assert f"calibration {newest.calibration:.3f}" in text

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from pydantic import SecretStr
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.filter import LineFilter
@@ -31,6 +31,7 @@ from fleetdesk.console.messages import LinkChanged, LiveEvent, ModelViewFetched
 from fleetdesk.console.model_view import fetch_model_view
 from fleetdesk.console.outcomes import explain
 from fleetdesk.console.themes import load_themes
+from fleetdesk.console.typed_ahead import TypedKey
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI, Window
@@ -89,6 +90,8 @@ class ConsoleApp(App[None]):
         self.me: WhoAmI | None = None
         self._live_started = False
         self._live_while_opening = False
+        self._typed_again: set[events.Key] = set()
+        """Keys delivered a second time (typed ahead of their dialog): one keystroke each, not two."""
         self.chart_window = Window.H24
         """The window the charts were last switched to: the next model view opens with it (comparing models)."""
         self.info: ServerInfo | None = None
@@ -311,6 +314,23 @@ class ConsoleApp(App[None]):
         return display
 
     # --- keys -----------------------------------------------------------------
+
+    def type_again(self, keys: Sequence[TypedKey]) -> None:
+        """Deliver keys typed before their dialog opened, through the app as the terminal's keys go: a Tab
+        among them then moves the focus before the next key is read."""
+        for key in keys:
+            event = events.Key(key.key, key.character)
+            self._typed_again.add(event)
+            self.post_message(event)
+
+    def typed_again(self, event: events.Event) -> bool:
+        """``event`` is a key delivered a second time by ``type_again``."""
+        return event in self._typed_again
+
+    async def on_event(self, event: events.Event) -> None:
+        await super().on_event(event)
+        if isinstance(event, events.Key):
+            self._typed_again.discard(event)
 
     def action_request_quit(self) -> None:
         from fleetdesk.console.screens.quit import QuitScreen

@@ -6,6 +6,7 @@ contract (mypy checks it there), and nothing here imports the app or a screen, s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, cast
 
@@ -15,6 +16,7 @@ from textual.worker import Worker
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.console.connection import Link
 from fleetdesk.console.glyphs import Glyphs
+from fleetdesk.console.typed_ahead import TypedKey
 from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.wire import Window
 
@@ -48,6 +50,9 @@ class ConsoleHost(Protocol):
 
     def open_model(self, model_id: str) -> None:
         """Fetch a model's whole view, then show it on top of the current screen."""
+
+    def type_again(self, keys: Sequence[TypedKey]) -> None:
+        """Deliver keys typed before their dialog opened, in order, as the terminal would have."""
 
     def worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A screen's background job changed state: failures become plain-words notices, in one place."""

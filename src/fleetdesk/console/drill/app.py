@@ -55,7 +55,12 @@ class DrillApp(FleetdeskApp):
 
     async def on_event(self, event: events.Event) -> None:
         # Count keys as the terminal (or Pilot) delivers them, before any widget can consume them.
-        if isinstance(event, events.Key) and not event.is_forwarded and self.scorecard is None:
+        if (
+            isinstance(event, events.Key)
+            and not event.is_forwarded
+            and not self.typed_again(event)
+            and self.scorecard is None
+        ):
             self.drill.record_key(event.key)
         await super().on_event(event)
 

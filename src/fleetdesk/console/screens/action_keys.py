@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual import events
 from textual.actions import parse
 from textual.binding import Binding
 from textual.worker import Worker
@@ -21,6 +22,7 @@ from fleetdesk.console.messages import ActionDone, PreviewReady
 from fleetdesk.console.outcomes import explain, result_words
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.console.screens.confirm import ConfirmAction, Confirmed
+from fleetdesk.console.typed_ahead import TypedKey
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.wire import ActionKind, ActionOption, ActionResult, IncidentDetail, ModelDetail
 
@@ -49,6 +51,9 @@ class ActionKey:
             self.label,
             id=self.kind.value,
             tooltip=self.tooltip,
+            # Priority: the app runs it before it reads the next key, so keys typed straight after it (the
+            # id, the reason) are already held for its dialog (ActionKeys.on_key), not taken as this screen's.
+            priority=True,
         )
 
 
@@ -124,6 +129,8 @@ class ActionKeys(ConsoleScreen):
         """Intents whose outcome is unknown (timeout): a retry sends the same one, same key."""
         self.previews: dict[ActionKind, ActionResult] = {}
         """The last dry run shown per action (shown again when retrying an unconfirmed one)."""
+        self.typed_ahead: list[TypedKey] | None = None
+        """Keys typed while a dry run is on its way (None when none is): they are its dialog's."""
 
     def load(self) -> object:
         """Fetch the model again (after an action, or when the world moved)."""
@@ -174,6 +181,7 @@ class ActionKeys(ConsoleScreen):
             self.post_message(PreviewReady(retry, self.previews[action]))
             return
         intent = self._intent(action, PREVIEW_REASON, PREVIEW_REASON)
+        self.typed_ahead = []
         self._set_in_flight(action, intent, f"{action}: asking the server for a dry run…")
         self.run_worker(
             self._preview(intent),
@@ -182,6 +190,15 @@ class ActionKeys(ConsoleScreen):
             exclusive=True,
             exit_on_error=False,
         )
+
+    def on_key(self, event: events.Key) -> None:
+        """Hold the keys typed while a dry run is on its way: on a slow link the engineer types the id and
+        the reason straight after the action key, and they are the dialog's. Taken as this screen's keys, a
+        "2" switched the chart window and an "r" asked for a rollback. Esc still goes back."""
+        if self.typed_ahead is not None and event.key != "escape":
+            self.typed_ahead.append(TypedKey(event.key, event.character))
+            event.stop()
+            event.prevent_default()
 
     def _intent(
         self,
@@ -218,6 +235,7 @@ class ActionKeys(ConsoleScreen):
         option = self.option(intent.kind)
         assert detail is not None and option is not None
         retry = intent if self.unconfirmed.get(intent.kind) is intent else None
+        typed_ahead, self.typed_ahead = self.typed_ahead or [], None
         self.previews[intent.kind] = message.preview
         self.query_one(StatusLine).say(f"{intent.kind}: waiting for your confirmation")
 
@@ -258,6 +276,7 @@ class ActionKeys(ConsoleScreen):
                 self.console.glyphs.arrow,
                 retry_of=retry.idempotency_key if retry else None,
                 model_type=detail.model.type,
+                typed_ahead=typed_ahead,
             ),
             decided,
         )
@@ -280,6 +299,10 @@ class ActionKeys(ConsoleScreen):
             return False
         kind = ActionKind(worker.name)
         title, message = explain(error, f"{kind} dry run" if previewing else f"{kind}")
+        if previewing:
+            self.typed_ahead = (
+                None  # typed for a dialog that will not open: dropped, as the notice says why
+            )
         if isinstance(error, NotConfirmed) and not previewing and kind in self.in_flight:
             self.unconfirmed[kind] = self.in_flight[kind]
         self._clear_in_flight(kind, message, warning=True)

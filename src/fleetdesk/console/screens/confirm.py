@@ -15,6 +15,7 @@ field Tab moved to. Esc cancels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -25,7 +26,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static
 
+from fleetdesk.console.host import host
 from fleetdesk.console.outcomes import live_state_words
+from fleetdesk.console.typed_ahead import TypedKey
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import ActionOption, ActionResult, Confirmation, Tier
 
@@ -151,6 +154,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         arrow: str,
         retry_of: str | None = None,
         model_type: str = "",
+        typed_ahead: Sequence[TypedKey] = (),
     ) -> None:
         super().__init__()
         option = stepped_up(option, preview)
@@ -164,6 +168,8 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         self.retry_of = retry_of
         self.typed = variant(model_id, model_type)
         """What the engineer types to confirm (the whole id is accepted too)."""
+        self.typed_ahead = typed_ahead
+        """Keys typed while the dry run was on its way: read, in order, once the first field has the focus."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog confirm"):
@@ -253,6 +259,7 @@ class ConfirmAction(ModalScreen[Confirmed | None]):
         )
         if first is not None and (strict(self.option) or self.option.text_required):
             first.focus()
+        host(self).type_again(self.typed_ahead)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fit_body)

@@ -200,9 +200,9 @@ class ModelContext(QuietStatic):
 
 
 class CompactContext(QuietStatic):
-    """The record in four lines, for 80x24: the id and its type; tier, role, health and what it does;
-    the fallback and its health; upstream and blast radius. A line too long for the width ends in an
-    ellipsis (``p`` shows the record whole)."""
+    """The record in four lines under the title's id, for 80x24: its type decoded; tier, role, health and
+    what it does; the fallback and its health; blast radius and upstream. A line too long for the width
+    ends in an ellipsis (``p`` shows the record whole)."""
 
     DEFAULT_CSS = """
     CompactContext {
@@ -216,8 +216,8 @@ class CompactContext(QuietStatic):
         colours = palette(self.app)
         muted = colours.get("foreground-muted", "")
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(sanitize(model.id), style="bold")
-        text.append(f"  {sanitize(detail.decoded.description)}\n", style=f"italic {muted}")
+        # The id is the title right above: the first line reads it out instead.
+        text.append(f"{sanitize(detail.decoded.description)}\n", style="italic")
         text.append(f"{model.tier} · {model.role} · ", style="bold")
         _attention(text, detail, glyphs, colours)
         text.append("  [p] ", style=muted)
