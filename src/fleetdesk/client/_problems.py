@@ -83,6 +83,8 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
         )
     if status == 409:
         return Conflict(f"{label}: conflict ({said})", **common)
+    if kind == ProblemType.REGISTRY_INVALID:
+        return RuleViolation(f"{label}: refused ({said})", **common)
     if kind in (ProblemType.ACTION_NOT_ALLOWED, ProblemType.HOLDOUT_OVERRIDE_REQUIRED):
         instead = f"; instead: {problem.suggested_action}" if problem.suggested_action else ""
         return RuleViolation(f"{label}: not allowed by the rules ({said}){instead}", **common)

@@ -25,7 +25,17 @@ warnings.filterwarnings(
 )
 from fleetdesk.server.limits import BodyLimitMiddleware
 from fleetdesk.server.prom import RequestMetrics, RequestMetricsMiddleware
-from fleetdesk.server.routes import actions, audit, events, fleet, incidents, ingest, models, system
+from fleetdesk.server.routes import (
+    actions,
+    audit,
+    events,
+    fleet,
+    incidents,
+    ingest,
+    models,
+    registry,
+    system,
+)
 from fleetdesk.wire import API_PREFIX
 
 log = logging.getLogger("fleetdesk.server")
@@ -78,6 +88,7 @@ def create_app(backend: Backend) -> FastAPI:
         audit.router,
         ingest.router,
         events.router,
+        registry.router,
     ):
         app.include_router(
             router

@@ -180,6 +180,17 @@ from fleetdesk.wire.models import (
     Window,
 )
 from fleetdesk.wire.problems import BucketConflict, FieldError, ProblemDetails, ProblemType
+from fleetdesk.wire.registry import (
+    ModelHistory,
+    ModelRetire,
+    ModelVersion,
+    ModelWrite,
+    RegistryApply,
+    RegistryChangeResult,
+    RegistryDiff,
+    RegistryEventData,
+    RegistrySnapshot,
+)
 from fleetdesk.wire.server import AccessRole, ClockUpdate, ServerInfo, WhoAmI
 
 __all__ = [
@@ -250,4 +261,13 @@ __all__ = [
     "IncidentMember",
     "TargetHealth",
     "SignalGap",
+    "ModelHistory",
+    "ModelRetire",
+    "ModelVersion",
+    "ModelWrite",
+    "RegistryApply",
+    "RegistryChangeResult",
+    "RegistryDiff",
+    "RegistryEventData",
+    "RegistrySnapshot",
 ]

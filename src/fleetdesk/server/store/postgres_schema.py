@@ -8,6 +8,8 @@ INTEGER flags and counts.
 
 from __future__ import annotations
 
+from fleetdesk.server.store.registry_log import REGISTRY_AS_SEEDED as _REGISTRY_AS_SEEDED
+
 _SCHEMA_V6 = """
 CREATE TABLE fleetdesk_schema (version INTEGER NOT NULL);
 INSERT INTO fleetdesk_schema VALUES (0);
@@ -195,10 +197,37 @@ CREATE TABLE incident_origins (
 CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
 """
 
+_SCHEMA_V8 = (
+    """
+-- The registry's history (see SQLite's version 8): versions of change sets, and each model's record per version.
+CREATE TABLE registry_versions (
+    version BIGINT PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX registry_versions_by_time ON registry_versions (at);
+CREATE TABLE model_versions (
+    model_id TEXT NOT NULL,
+    version BIGINT NOT NULL REFERENCES registry_versions (version),
+    kind TEXT NOT NULL,
+    record TEXT,
+    PRIMARY KEY (model_id, version)
+);
+CREATE INDEX model_versions_by_version ON model_versions (version);
+"""
+    + _REGISTRY_AS_SEEDED
+)
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
     # SQLite's 7 seals the audit log against blob I/O, which PostgreSQL does not have: the same number
     # keeps naming the same schema on both stores.
     (7, "nothing to do: PostgreSQL has no in-place blob writes", "SELECT 1;"),
+    (
+        8,
+        "registry versions, so the registry can be read as of a time and changes diffed",
+        _SCHEMA_V8,
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fleetdesk.server.store.registry_log import REGISTRY_AS_SEEDED as _REGISTRY_AS_SEEDED
+
 _SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
@@ -220,6 +222,30 @@ CREATE INDEX audit_log_sealed
 ON audit_log (role, action, reason, before, after, idempotency_key, incident_id, detail);
 """
 
+_SCHEMA_V8 = (
+    """
+-- The registry's history: every change set is a version (0 is the registry as seeded), and every model it
+-- created, updated or retired has its record as of that version (NULL: retired). The registry as of a time is,
+-- per model, its newest record at or before that time's version. Only server/store/registry_log.py uses them.
+CREATE TABLE registry_versions (
+    version INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX registry_versions_by_time ON registry_versions (at);
+CREATE TABLE model_versions (
+    model_id TEXT NOT NULL,
+    version INTEGER NOT NULL REFERENCES registry_versions (version),
+    kind TEXT NOT NULL,
+    record TEXT,
+    PRIMARY KEY (model_id, version)
+);
+CREATE INDEX model_versions_by_version ON model_versions (version);
+"""
+    + _REGISTRY_AS_SEEDED
+)
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -232,6 +258,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
     (7, "every audit column indexed, so blob I/O cannot rewrite a record in place", _SCHEMA_V7),
+    (
+        8,
+        "registry versions, so the registry can be read as of a time and changes diffed",
+        _SCHEMA_V8,
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 

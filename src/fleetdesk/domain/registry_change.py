@@ -1,0 +1,119 @@
+"""Changes to the registry: what differs between two sets of model records, model by model and field by field.
+
+One shape serves every path that changes or compares the registry: a create, update or retire through the
+API, a declarative apply of a fleet file (the change set that turns the registry into the file), and the diff
+between two versions of the registry's history. Record timestamps are the server's bookkeeping, not part of
+what a model is, so they never make a change on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from fleetdesk.domain.registry import Model
+
+BOOKKEEPING = frozenset({"created_at", "updated_at"})
+"""Fields the server stamps; a difference in them alone is no change."""
+
+
+class ChangeKind(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    RETIRE = "retire"
+
+
+class FieldChange(BaseModel):
+    """One field of one model record, before and after (JSON values)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str
+    before: Any
+    after: Any
+
+
+class ModelChange(BaseModel):
+    """One model created, updated or retired; ``fields`` lists what an update changes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ChangeKind
+    model_id: str
+    before: Model | None
+    after: Model | None
+    fields: tuple[FieldChange, ...] = ()
+
+    @property
+    def tier_changed(self) -> bool:
+        return any(change.field == "tier" for change in self.fields)
+
+    @property
+    def teams(self) -> set[str]:
+        """The owning teams this change touches: a transfer touches the old owner and the new one."""
+        return {m.owner_team for m in (self.before, self.after) if m is not None}
+
+    def lines(self) -> list[str]:
+        """The change as diff lines: '+ id', '- id', '~ id' with one '    field: before -> after' each."""
+        if self.kind is ChangeKind.CREATE:
+            assert self.after is not None
+            return [f"+ {self.model_id} ({self.after.role}, {self.after.tier}, {self.after.type})"]
+        if self.kind is ChangeKind.RETIRE:
+            return [f"- {self.model_id}"]
+        return [f"~ {self.model_id}"] + [
+            f"    {c.field}: {_shown(c.before)} -> {_shown(c.after)}" for c in self.fields
+        ]
+
+
+def field_changes(before: Model, after: Model) -> tuple[FieldChange, ...]:
+    """The fields that differ between two records of one model, bookkeeping left out, in field order."""
+    old = before.model_dump(mode="json", exclude=set(BOOKKEEPING))
+    new = after.model_dump(mode="json", exclude=set(BOOKKEEPING))
+    return tuple(
+        FieldChange(field=name, before=old[name], after=new[name])
+        for name in old
+        if old[name] != new[name]
+    )
+
+
+def diff(old: Mapping[str, Model], new: Mapping[str, Model]) -> list[ModelChange]:
+    """Every model created, updated or retired going from ``old`` to ``new``, by model id."""
+    changes = []
+    for model_id in sorted(old.keys() | new.keys()):
+        before, after = old.get(model_id), new.get(model_id)
+        if before is None:
+            changes.append(
+                ModelChange(kind=ChangeKind.CREATE, model_id=model_id, before=None, after=after)
+            )
+        elif after is None:
+            changes.append(
+                ModelChange(kind=ChangeKind.RETIRE, model_id=model_id, before=before, after=None)
+            )
+        elif fields := field_changes(before, after):
+            changes.append(
+                ModelChange(
+                    kind=ChangeKind.UPDATE,
+                    model_id=model_id,
+                    before=before,
+                    after=after,
+                    fields=fields,
+                )
+            )
+    return changes
+
+
+def declared(current: Mapping[str, Model], models: list[Model], prune: bool) -> dict[str, Model]:
+    """The registry a declarative apply asks for: the declared records over the current ones; with ``prune``,
+    only the declared ones (what the file leaves out is retired)."""
+    wanted = {} if prune else dict(current)
+    wanted.update((model.id, model) for model in models)
+    return wanted
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return "null" if value is None else str(value)

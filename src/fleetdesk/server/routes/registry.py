@@ -1,0 +1,302 @@
+"""The registry: create, update and retire models, apply a fleet file's models, and read its history."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import Response
+from pydantic import BaseModel
+
+from fleetdesk.domain.registry import Model, RegistryViolation
+from fleetdesk.domain.registry_change import ChangeKind, ModelChange, declared, diff, field_changes
+from fleetdesk.server import registry_changes
+from fleetdesk.server.auth import Principal
+from fleetdesk.server.backend import Backend
+from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep
+from fleetdesk.server.idempotency import request_hash, require_key, run_once
+from fleetdesk.server.problems import Problem, ProblemDetails
+from fleetdesk.server.registry_changes import Wanted
+from fleetdesk.server.store import Connection, registry_log
+from fleetdesk.server.store.registry_log import RegistryVersion
+from fleetdesk.wire import (
+    API_PREFIX,
+    IDEMPOTENCY_HEADER,
+    REPLAYED_HEADER,
+    ModelHistory,
+    ModelRetire,
+    ModelVersion,
+    ModelWrite,
+    ProblemType,
+    RegistryApply,
+    RegistryChangeResult,
+    RegistryDiff,
+    RegistrySnapshot,
+)
+
+router = APIRouter(prefix=f"{API_PREFIX}/registry", tags=["registry"])
+
+_WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ProblemDetails} for status in (400, 401, 403, 404, 409, 422)
+}
+_READ_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ProblemDetails} for status in (401, 404, 422)
+}
+
+KeyHeader = Annotated[str | None, Header(alias=IDEMPOTENCY_HEADER)]
+VersionQuery = Annotated[int | None, Query(ge=0, le=SQL_INT_MAX)]
+AsOfQuery = Annotated[datetime | None, Query(description="A time with its UTC offset")]
+
+
+# --- changes ------------------------------------------------------------------
+
+
+@router.post("/models", response_model=RegistryChangeResult, responses=_WRITE_ERRORS)
+def create_model(
+    body: ModelWrite,
+    backend: BackendDep,
+    principal: PrincipalDep,
+    idempotency_key: KeyHeader = None,
+) -> Response:
+    """Register a new model (409 when its id is taken: change it with PUT)."""
+    model = body.model
+
+    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
+        if model.id in current:
+            raise Problem(
+                409,
+                ProblemType.MODEL_EXISTS,
+                f"model {model.id!r} exists already; change it with PUT /v1/registry/models/{{id}}",
+                title="Model exists",
+            )
+        return {**current, model.id: model}
+
+    return _change(backend, principal, idempotency_key, "/models", body, wanted)
+
+
+@router.put("/models/{model_id}", response_model=RegistryChangeResult, responses=_WRITE_ERRORS)
+def update_model(
+    model_id: ModelIdPath,
+    body: ModelWrite,
+    backend: BackendDep,
+    principal: PrincipalDep,
+    idempotency_key: KeyHeader = None,
+) -> Response:
+    """Replace a model's record (a model's id never changes: retire it and create another)."""
+    model = body.model
+    if model.id != model_id:
+        raise registry_changes.refused(
+            [
+                RegistryViolation(
+                    model_id=model_id, field="id", message=f"the body names {model.id!r}"
+                )
+            ]
+        )
+
+    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
+        _known(current, model_id)
+        return {**current, model_id: model}
+
+    return _change(backend, principal, idempotency_key, f"/models/{model_id}", body, wanted)
+
+
+@router.post(
+    "/models/{model_id}/retire", response_model=RegistryChangeResult, responses=_WRITE_ERRORS
+)
+def retire_model(
+    model_id: ModelIdPath,
+    body: ModelRetire,
+    backend: BackendDep,
+    principal: PrincipalDep,
+    idempotency_key: KeyHeader = None,
+) -> Response:
+    """Take a model out of the registry (refused while another model still refers to it)."""
+
+    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
+        _known(current, model_id)
+        return {m: record for m, record in current.items() if m != model_id}
+
+    return _change(backend, principal, idempotency_key, f"/models/{model_id}/retire", body, wanted)
+
+
+@router.post("/apply", response_model=RegistryChangeResult, responses=_WRITE_ERRORS)
+def apply_models(
+    body: RegistryApply,
+    backend: BackendDep,
+    principal: PrincipalDep,
+    idempotency_key: KeyHeader = None,
+) -> Response:
+    """Make the registry say what these records say, all of it or nothing (``prune``: retire the rest)."""
+    twice = sorted(
+        m for m, count in Counter(model.id for model in body.models).items() if count > 1
+    )
+    if twice:
+        raise registry_changes.refused(
+            [
+                RegistryViolation(model_id=m, field="id", message="declared more than once")
+                for m in twice
+            ]
+        )
+
+    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
+        return declared(current, body.models, body.prune)
+
+    return _change(backend, principal, idempotency_key, "/apply", body, wanted)
+
+
+def _change(
+    backend: Backend,
+    principal: Principal,
+    idempotency_key: str | None,
+    path: str,
+    body: ModelWrite | ModelRetire | RegistryApply,
+    wanted: Wanted,
+) -> Response:
+    """The one write path: plan against the registry in the store, apply once per idempotency key."""
+    key = require_key(idempotency_key)
+    if body.dry_run:
+        # A dry run changes nothing, so it claims no key (as for actions).
+        at = backend.clock.now()
+        with backend.store.read() as conn:
+            planned = registry_changes.plan(conn, backend, wanted, principal, at)
+        result = RegistryChangeResult(dry_run=True, at=at, version=None, changes=planned.changes)
+        return _json(result)
+    fingerprint = request_hash("POST", f"{API_PREFIX}/registry{path}", body.model_dump(mode="json"))
+
+    def work(conn: Connection) -> tuple[int, str, None]:
+        at = backend.clock.now()
+        planned = registry_changes.plan(conn, backend, wanted, principal, at)
+        result = registry_changes.apply(conn, backend, planned, principal, body.reason, key, at)
+        return 200, result.model_dump_json(), None
+
+    outcome = run_once(backend, principal.user, key, fingerprint, work)
+    headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
+    return Response(
+        outcome.body, status_code=outcome.status, media_type="application/json", headers=headers
+    )
+
+
+# --- history ------------------------------------------------------------------
+
+
+@router.get("", response_model=RegistrySnapshot, responses=_READ_ERRORS)
+def registry_as_of(
+    backend: BackendDep,
+    _: PrincipalDep,
+    as_of: AsOfQuery = None,
+    version: VersionQuery = None,
+) -> RegistrySnapshot:
+    """The whole registry now, as of a time, or at a version."""
+    with backend.store.read() as conn:
+        found = _version(conn, as_of, version)
+        models = registry_log.registry_at(conn, found.version)
+    return RegistrySnapshot(version=found.version, at=found.at, models=list(models.values()))
+
+
+@router.get("/diff", response_model=RegistryDiff, responses=_READ_ERRORS)
+def registry_diff(
+    backend: BackendDep,
+    _: PrincipalDep,
+    from_version: Annotated[int, Query(alias="from", ge=0, le=SQL_INT_MAX)],
+    to_version: Annotated[
+        int | None, Query(alias="to", ge=0, le=SQL_INT_MAX, description="Default: the newest")
+    ] = None,
+) -> RegistryDiff:
+    """What changed from one registry version to another."""
+    with backend.store.read() as conn:
+        old = _version(conn, None, from_version)
+        new = _version(conn, None, to_version)
+        changes = diff(
+            registry_log.registry_at(conn, old.version), registry_log.registry_at(conn, new.version)
+        )
+    return RegistryDiff(from_version=old.version, to_version=new.version, changes=changes)
+
+
+@router.get("/models/{model_id}", response_model=Model, responses=_READ_ERRORS)
+def model_as_of(
+    model_id: ModelIdPath,
+    backend: BackendDep,
+    _: PrincipalDep,
+    as_of: AsOfQuery = None,
+    version: VersionQuery = None,
+) -> Model:
+    """One model's record now, as of a time, or at a version (404 when it was not registered then)."""
+    with backend.store.read() as conn:
+        found = _version(conn, as_of, version)
+        record = registry_log.registry_at(conn, found.version, model_id).get(model_id)
+    if record is None:
+        raise Problem(
+            404,
+            ProblemType.NOT_FOUND,
+            f"no model {model_id!r} in the registry at version {found.version} ({found.at.isoformat()})",
+            title="Unknown model",
+        )
+    return record
+
+
+@router.get("/models/{model_id}/history", response_model=ModelHistory, responses=_READ_ERRORS)
+def model_history(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep) -> ModelHistory:
+    """Every recorded change to one model, newest first, each with who, when, why and what changed."""
+    with backend.store.read() as conn:
+        rows = registry_log.model_history(conn, model_id)
+    if not rows:
+        raise Problem(
+            404,
+            ProblemType.NOT_FOUND,
+            f"the registry never had a model {model_id!r}",
+            title="Unknown model",
+        )
+    versions: list[ModelVersion] = []
+    before: Model | None = None
+    for found, kind, record in reversed(rows):
+        change = ModelChange(
+            kind=kind,
+            model_id=model_id,
+            before=before,
+            after=record,
+            fields=field_changes(before, record)
+            if kind is ChangeKind.UPDATE and before is not None and record is not None
+            else (),
+        )
+        versions.append(_model_version(found, change))
+        before = record
+    return ModelHistory(model_id=model_id, versions=versions[::-1])
+
+
+def _model_version(found: RegistryVersion, change: ModelChange) -> ModelVersion:
+    return ModelVersion(
+        version=found.version, at=found.at, actor=found.actor, reason=found.reason, change=change
+    )
+
+
+def _version(conn: Connection, as_of: datetime | None, version: int | None) -> RegistryVersion:
+    if as_of is not None and version is not None:
+        raise Problem(422, ProblemType.VALIDATION, "give as_of or version, not both")
+    if as_of is not None and as_of.tzinfo is None:
+        raise Problem(422, ProblemType.VALIDATION, "as_of needs its UTC offset (e.g. ...Z)")
+    if version is not None:
+        found = registry_log.get_version(conn, version)
+    elif as_of is not None:
+        found = registry_log.version_at(conn, as_of)
+    else:
+        found = registry_log.latest_version(conn)
+    if found is None:
+        raise Problem(
+            404,
+            ProblemType.NOT_FOUND,
+            "no such registry version" if version is not None else "the registry has no versions",
+            title="Unknown version",
+        )
+    return found
+
+
+def _known(current: Mapping[str, Model], model_id: str) -> None:
+    if model_id not in current:
+        raise Problem(404, ProblemType.NOT_FOUND, f"no model {model_id!r}", title="Unknown model")
+
+
+def _json(body: BaseModel) -> Response:
+    return Response(body.model_dump_json(), media_type="application/json")

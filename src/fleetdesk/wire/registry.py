@@ -1,0 +1,102 @@
+"""Registry changes and history on the wire: create, update, retire, declarative apply, as-of reads and diffs."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from fleetdesk.domain.bounds import Moment
+from fleetdesk.domain.registry import Model
+from fleetdesk.domain.registry_change import ModelChange
+from fleetdesk.wire.base import WireModel
+
+MAX_REASON = 2000
+
+
+class ModelWrite(WireModel):
+    """Create (POST /v1/registry/models) or replace (PUT /v1/registry/models/{id}) one model record."""
+
+    model: Model = Field(
+        description="The whole record; created_at and updated_at are set by the server"
+    )
+    reason: str = Field(
+        min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
+    )
+    dry_run: bool = False
+
+
+class ModelRetire(WireModel):
+    """Retire one model (POST /v1/registry/models/{id}/retire)."""
+
+    reason: str = Field(
+        min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
+    )
+    dry_run: bool = False
+
+
+class RegistryApply(WireModel):
+    """Make the registry say what a fleet file says (POST /v1/registry/apply), in one transaction."""
+
+    models: list[Model] = Field(description="The declared records (a fleet file's models)")
+    reason: str = Field(
+        min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
+    )
+    prune: bool = Field(default=False, description="Retire every model the file does not declare")
+    dry_run: bool = False
+
+
+class RegistryChangeResult(WireModel):
+    """What a registry write changed (or, as a dry run, would change)."""
+
+    dry_run: bool
+    at: Moment
+    version: int | None = Field(
+        description="The registry version it made; None for a dry run or no change"
+    )
+    changes: list[ModelChange] = Field(
+        description="By model id; empty when the registry already says it"
+    )
+    audit_ids: list[int] = Field(
+        default_factory=list, description="One audit record per model changed"
+    )
+
+
+class RegistryEventData(WireModel):
+    """The ``registry.changed`` event: one model created, updated or retired."""
+
+    version: int
+    change: ModelChange
+    actor: str
+    reason: str
+
+
+class RegistrySnapshot(WireModel):
+    """The registry as it was at one version (GET /v1/registry?as_of=|version=)."""
+
+    version: int = Field(description="0 is the registry as seeded")
+    at: Moment = Field(description="When that version was made")
+    models: list[Model] = Field(description="By model id")
+
+
+class ModelVersion(WireModel):
+    """One change to one model, with who made it, when and why."""
+
+    version: int
+    at: Moment
+    actor: str
+    reason: str
+    change: ModelChange
+
+
+class ModelHistory(WireModel):
+    """Every recorded change to one model, newest first (GET /v1/registry/models/{id}/history)."""
+
+    model_id: str
+    versions: list[ModelVersion]
+
+
+class RegistryDiff(WireModel):
+    """What changed between two registry versions (GET /v1/registry/diff?from=&to=)."""
+
+    from_version: int
+    to_version: int
+    changes: list[ModelChange]
