@@ -15,6 +15,7 @@ from datetime import datetime
 from fleetdesk.domain.registry import Model, Registry, RegistryError, RegistryViolation
 from fleetdesk.domain.registry_change import ChangeKind, ModelChange, diff
 from fleetdesk.domain.type_record import type_violations
+from fleetdesk.server import slo_board
 from fleetdesk.server.auth import Principal
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
@@ -111,9 +112,14 @@ def apply(
     if not planned.changes or planned.registry is None:
         return RegistryChangeResult(dry_run=False, at=at, version=None, changes=[])
     version = registry_log.record_version(conn, at, principal.user, reason, planned.changes)
-    audit_ids = []
+    audit_ids: list[int] = []
+    keys = dict(backend.model_keys)
     for change in planned.changes:
-        registry_log.apply_change(conn, change, backend.config.vocabulary)
+        key_of_new = registry_log.apply_change(conn, change, backend.config.vocabulary)
+        if key_of_new is not None:
+            keys[change.model_id] = key_of_new
+        elif change.kind is ChangeKind.RETIRE:
+            keys.pop(change.model_id, None)
         audit_ids.append(_audit(conn, change, version, principal, reason, key, at))
         append_event(
             conn,
@@ -123,6 +129,10 @@ def apply(
             RegistryEventData(version=version, change=change, actor=principal.user, reason=reason),
         )
     registry = planned.registry
+    # A new model gets its SLO state now, not at the next slot; a changed one is judged by its new record
+    # (a tier change moves it to another tier's policy, and so in the fleet's worst-first order).
+    judged = [c.model_id for c in planned.changes if c.kind is not ChangeKind.RETIRE]
+    slo_board.refresh(conn, backend.config, registry, keys, at, judged)
     backend.on_commit(lambda: backend.adopt_registry(registry, version))
     return RegistryChangeResult(
         dry_run=False, at=at, version=version, changes=planned.changes, audit_ids=audit_ids
@@ -183,6 +193,8 @@ def _change_violations(conn: Connection, changes: list[ModelChange]) -> list[Reg
         before, after = change.before, change.after
         if change.tier_changed and before is not None and after is not None:
             justification = after.tier_justification.strip()
+            if not justification and after.tier.needs_justification:
+                continue  # the registry's own rule for TIER0-TIER2 says so: one problem, one violation
             if not justification or justification == before.tier_justification.strip():
                 found.append(
                     RegistryViolation(
