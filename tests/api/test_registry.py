@@ -328,3 +328,15 @@ async def test_another_replica_serves_the_change_once_its_event_arrives(
     finally:
         await feed.aclose()
     assert (await reader.model(NEW)).model.id == NEW
+
+
+async def test_a_teams_pruning_apply_retires_only_its_own_models(connect: Connect) -> None:
+    admin = await connect("admin")
+    await admin.change_registry(RegistryIntent.create(await new_experiment(admin), "try it"))
+    owner = await connect(f"oncall:{EXPERIMENT_TEAM}")
+    ours = [m for m in (await owner.registry()).models if m.owner_team == EXPERIMENT_TEAM]
+    kept = [m for m in ours if m.id != NEW]
+    result = await owner.change_registry(
+        RegistryIntent.apply(kept, "our source of truth", prune=True)
+    )
+    assert [(c.kind, c.model_id) for c in result.changes] == [(ChangeKind.RETIRE, NEW)]

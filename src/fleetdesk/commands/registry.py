@@ -89,7 +89,9 @@ def _file_arguments(parser: argparse.ArgumentParser) -> None:
         "file", metavar="FILE", help="fleet file (JSON with a 'models' list), or - for stdin"
     )
     parser.add_argument(
-        "--prune", action="store_true", help="retire every model the file does not declare"
+        "--prune",
+        action="store_true",
+        help="retire the models the file leaves out, of the teams it declares models for",
     )
     _server_arguments(parser)
 

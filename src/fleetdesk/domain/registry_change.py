@@ -106,9 +106,11 @@ def diff(old: Mapping[str, Model], new: Mapping[str, Model]) -> list[ModelChange
 
 
 def declared(current: Mapping[str, Model], models: list[Model], prune: bool) -> dict[str, Model]:
-    """The registry a declarative apply asks for: the declared records over the current ones; with ``prune``,
-    only the declared ones (what the file leaves out is retired)."""
-    wanted = {} if prune else dict(current)
+    """The registry a declarative apply asks for: the declared records over the current ones. With ``prune``,
+    a model of a team the file declares models for is retired when the file leaves it out: a team's file is
+    its source of truth for its own models, and says nothing about other teams'."""
+    teams = {model.owner_team for model in models} if prune else set()
+    wanted = {m: model for m, model in current.items() if model.owner_team not in teams}
     wanted.update((model.id, model) for model in models)
     return wanted
 

@@ -40,7 +40,10 @@ class RegistryApply(WireModel):
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
-    prune: bool = Field(default=False, description="Retire every model the file does not declare")
+    prune: bool = Field(
+        default=False,
+        description="Retire the models the file leaves out, of the teams it declares models for",
+    )
     dry_run: bool = False
 
 

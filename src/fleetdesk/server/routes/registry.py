@@ -74,7 +74,7 @@ def create_model(
             )
         return {**current, model.id: model}
 
-    return _change(backend, principal, idempotency_key, "/models", body, wanted)
+    return _change(backend, principal, idempotency_key, "POST", "/models", body, wanted)
 
 
 @router.put("/models/{model_id}", response_model=RegistryChangeResult, responses=_WRITE_ERRORS)
@@ -100,7 +100,7 @@ def update_model(
         _known(current, model_id)
         return {**current, model_id: model}
 
-    return _change(backend, principal, idempotency_key, f"/models/{model_id}", body, wanted)
+    return _change(backend, principal, idempotency_key, "PUT", f"/models/{model_id}", body, wanted)
 
 
 @router.post(
@@ -119,7 +119,9 @@ def retire_model(
         _known(current, model_id)
         return {m: record for m, record in current.items() if m != model_id}
 
-    return _change(backend, principal, idempotency_key, f"/models/{model_id}/retire", body, wanted)
+    return _change(
+        backend, principal, idempotency_key, "POST", f"/models/{model_id}/retire", body, wanted
+    )
 
 
 @router.post("/apply", response_model=RegistryChangeResult, responses=_WRITE_ERRORS)
@@ -144,13 +146,14 @@ def apply_models(
     def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
         return declared(current, body.models, body.prune)
 
-    return _change(backend, principal, idempotency_key, "/apply", body, wanted)
+    return _change(backend, principal, idempotency_key, "POST", "/apply", body, wanted)
 
 
 def _change(
     backend: Backend,
     principal: Principal,
     idempotency_key: str | None,
+    method: str,
     path: str,
     body: ModelWrite | ModelRetire | RegistryApply,
     wanted: Wanted,
@@ -164,7 +167,7 @@ def _change(
             planned = registry_changes.plan(conn, backend, wanted, principal, at)
         result = RegistryChangeResult(dry_run=True, at=at, version=None, changes=planned.changes)
         return _json(result)
-    fingerprint = request_hash("POST", f"{API_PREFIX}/registry{path}", body.model_dump(mode="json"))
+    fingerprint = request_hash(method, f"{API_PREFIX}/registry{path}", body.model_dump(mode="json"))
 
     def work(conn: Connection) -> tuple[int, str, None]:
         at = backend.clock.now()
