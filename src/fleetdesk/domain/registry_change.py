@@ -92,6 +92,8 @@ def diff(old: Mapping[str, Model], new: Mapping[str, Model]) -> list[ModelChange
             changes.append(
                 ModelChange(kind=ChangeKind.RETIRE, model_id=model_id, before=before, after=None)
             )
+        elif before == after:
+            continue  # the common case of a fleet-wide apply, without dumping both records
         elif fields := field_changes(before, after):
             changes.append(
                 ModelChange(
