@@ -2,7 +2,7 @@
 
 One shape serves every path that changes or compares the registry: a create, update or retire through the
 API, a declarative apply of a fleet file (the change set that turns the registry into the file), and the diff
-between two versions of the registry's history. Record timestamps are the server's bookkeeping, not part of
+between two versions of the registry's history; model type records (``TypeChange``) change the same way. Record timestamps are the server's bookkeeping, not part of
 what a model is, so they never make a change on their own.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from fleetdesk.domain.registry import Model
+from fleetdesk.domain.type_record import ModelTypeRecord
 
 BOOKKEEPING = frozenset({"created_at", "updated_at"})
 """Fields the server stamps; a difference in them alone is no change."""
@@ -68,8 +69,35 @@ class ModelChange(BaseModel):
         ]
 
 
-def field_changes(before: Model, after: Model) -> tuple[FieldChange, ...]:
-    """The fields that differ between two records of one model, bookkeeping left out, in field order."""
+class TypeChange(BaseModel):
+    """One model type record created, updated or retired (keyed by its type string)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ChangeKind
+    type: str
+    before: ModelTypeRecord | None
+    after: ModelTypeRecord | None
+    fields: tuple[FieldChange, ...] = ()
+
+    @property
+    def teams(self) -> set[str]:
+        return {r.owner_team for r in (self.before, self.after) if r is not None}
+
+    def lines(self) -> list[str]:
+        """The change as diff lines, like ModelChange's, marked as a type record."""
+        if self.kind is ChangeKind.CREATE:
+            assert self.after is not None
+            return [f"+ type {self.type} (owned by {self.after.owner_team})"]
+        if self.kind is ChangeKind.RETIRE:
+            return [f"- type {self.type}"]
+        return [f"~ type {self.type}"] + [
+            f"    {c.field}: {_shown(c.before)} -> {_shown(c.after)}" for c in self.fields
+        ]
+
+
+def field_changes(before: BaseModel, after: BaseModel) -> tuple[FieldChange, ...]:
+    """The fields that differ between two records of one model or type, bookkeeping left out, in field order."""
     old = before.model_dump(mode="json", exclude=set(BOOKKEEPING))
     new = after.model_dump(mode="json", exclude=set(BOOKKEEPING))
     return tuple(
@@ -104,6 +132,29 @@ def diff(old: Mapping[str, Model], new: Mapping[str, Model]) -> list[ModelChange
                     fields=fields,
                 )
             )
+    return changes
+
+
+def type_diff(
+    old: Mapping[str, ModelTypeRecord], new: Mapping[str, ModelTypeRecord]
+) -> list[TypeChange]:
+    """Every type record created, updated or retired going from ``old`` to ``new``, by type string."""
+    changes = []
+    for type_string in sorted(old.keys() | new.keys()):
+        before, after = old.get(type_string), new.get(type_string)
+        if before == after:
+            continue
+        kind = (
+            ChangeKind.CREATE
+            if before is None
+            else ChangeKind.RETIRE
+            if after is None
+            else ChangeKind.UPDATE
+        )
+        fields = field_changes(before, after) if before is not None and after is not None else ()
+        changes.append(
+            TypeChange(kind=kind, type=type_string, before=before, after=after, fields=fields)
+        )
     return changes
 
 

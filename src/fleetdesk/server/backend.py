@@ -140,10 +140,12 @@ class Backend:
         self._registry_stale.set()
         self.notifier.notify()  # other replicas' events reach our streams
 
-    def adopt_registry(self, registry: Registry, version: int) -> None:
-        """Serve ``registry`` (committed as ``version``) from now on, with the model keys that go with it."""
+    def adopt_registry(self, registry: Registry, version: int, config: FleetConfig) -> None:
+        """Serve ``registry`` and ``config`` (its type records; committed as ``version``) from now on, with the
+        model keys that go with them."""
         with self._refresh_lock:
             self.registry = registry
+            self.config = config
             self.registry_version = version
             self.model_keys = self.store.model_keys()
             # Counts are per model: a created or retired model makes the held ones the wrong set.
@@ -158,7 +160,8 @@ class Backend:
         with self.store.read() as conn:
             latest = registry_log.latest_version(conn)
         if latest is not None and latest.version != self.registry_version:
-            self.adopt_registry(self.store.registry(self.config), latest.version)
+            config = self.store.fleet_config()
+            self.adopt_registry(self.store.registry(config), latest.version, config)
 
     def refresh_if_due(self, force: bool = False) -> bool:
         """Recompute every model's SLO state when a new bucket slot has begun (the leader replica only)."""

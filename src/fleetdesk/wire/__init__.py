@@ -51,9 +51,12 @@ POST /v1/metrics       IngestRequest  -> IngestResult  (admin)
 POST /v1/registry/models ModelWrite   -> RegistryChangeResult   create; 409 model-exists
 PUT  /v1/registry/models/{id} ModelWrite -> RegistryChangeResult replace the record
 POST /v1/registry/models/{id}/retire ModelRetire -> RegistryChangeResult
-POST /v1/registry/apply RegistryApply -> RegistryChangeResult   declarative (models, prune), all or nothing
+PUT  /v1/registry/types/{type} TypeWrite -> RegistryChangeResult create or replace a type record
+POST /v1/registry/types/{type}/retire ModelRetire -> RegistryChangeResult
+POST /v1/registry/apply RegistryApply -> RegistryChangeResult   declarative (models, types, prune), all or nothing
          400 (no key) 401 403 (act:<team> of the old and the new owner) 404 409 422 (registry-invalid:
-         ``errors`` locate every violation as ["models", id, field]; every body takes dry_run)
+         ``errors`` locate every violation as ["models", id, field] or ["types", type, ...];
+         every body takes dry_run)
 GET  /v1/registry      ?as_of|version -> RegistrySnapshot             401 404 422
 GET  /v1/registry/models/{id} ?as_of|version -> Model                 401 404 422
 GET  /v1/registry/models/{id}/history -> ModelHistory (newest first)  401 404
@@ -200,6 +203,7 @@ from fleetdesk.wire.registry import (
     RegistryDiff,
     RegistryEventData,
     RegistrySnapshot,
+    TypeWrite,
 )
 from fleetdesk.wire.server import AccessRole, ClockUpdate, ServerInfo, WhoAmI
 
@@ -280,4 +284,5 @@ __all__ = [
     "RegistryDiff",
     "RegistryEventData",
     "RegistrySnapshot",
+    "TypeWrite",
 ]

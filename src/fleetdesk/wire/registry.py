@@ -6,7 +6,8 @@ from pydantic import Field
 
 from fleetdesk.domain.bounds import Moment
 from fleetdesk.domain.registry import Model
-from fleetdesk.domain.registry_change import ModelChange
+from fleetdesk.domain.registry_change import ModelChange, TypeChange
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.wire.base import WireModel
 
 MAX_REASON = 2000
@@ -25,8 +26,18 @@ class ModelWrite(WireModel):
 
 
 class ModelRetire(WireModel):
-    """Retire one model (POST /v1/registry/models/{id}/retire)."""
+    """Retire one model or type record (POST /v1/registry/models/{id}/retire, /types/{type}/retire)."""
 
+    reason: str = Field(
+        min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
+    )
+    dry_run: bool = False
+
+
+class TypeWrite(WireModel):
+    """Create or replace one model type record (PUT /v1/registry/types/{type})."""
+
+    record: ModelTypeRecord
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
@@ -37,6 +48,10 @@ class RegistryApply(WireModel):
     """Make the registry say what a fleet file says (POST /v1/registry/apply), in one transaction."""
 
     models: list[Model] = Field(description="The declared records (a fleet file's models)")
+    types: dict[str, ModelTypeRecord] = Field(
+        default_factory=dict,
+        description="Declared type records (a fleet file's types); a type left out keeps its record",
+    )
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
@@ -64,10 +79,12 @@ class RegistryChangeResult(WireModel):
 
 
 class RegistryEventData(WireModel):
-    """The ``registry.changed`` event: one model created, updated or retired."""
+    """The ``registry.changed`` event: one model (``change``) or type record (``type_change``) created, updated
+    or retired."""
 
     version: int
-    change: ModelChange
+    change: ModelChange | None = None
+    type_change: TypeChange | None = None
     actor: str
     reason: str
 
@@ -78,6 +95,7 @@ class RegistrySnapshot(WireModel):
     version: int = Field(description="0 is the registry as seeded")
     at: Moment = Field(description="When that version was made")
     models: list[Model] = Field(description="By model id")
+    types: dict[str, ModelTypeRecord] = Field(default_factory=dict, description="Type records")
 
 
 class ModelVersion(WireModel):
@@ -103,3 +121,4 @@ class RegistryDiff(WireModel):
     from_version: int
     to_version: int
     changes: list[ModelChange]
+    type_changes: list[TypeChange] = Field(default_factory=list)

@@ -1,9 +1,10 @@
-"""The registry: create, update and retire models, apply a fleet file's models, and read its history."""
+"""The registry: create, update and retire models and type records, apply a fleet file, read its history."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -11,15 +12,22 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from fleetdesk.domain.registry import Model, RegistryViolation
-from fleetdesk.domain.registry_change import ChangeKind, ModelChange, declared, diff, field_changes
+from fleetdesk.domain.registry import Model
+from fleetdesk.domain.registry_change import (
+    ChangeKind,
+    ModelChange,
+    declared,
+    diff,
+    field_changes,
+    type_diff,
+)
 from fleetdesk.server import registry_changes
 from fleetdesk.server.auth import Principal
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep
 from fleetdesk.server.idempotency import request_hash, require_key, run_once
 from fleetdesk.server.problems import Problem, ProblemDetails
-from fleetdesk.server.registry_changes import Wanted
+from fleetdesk.server.registry_changes import Records, Wanted
 from fleetdesk.server.store import Connection, registry_log
 from fleetdesk.server.store.registry_log import RegistryVersion
 from fleetdesk.wire import (
@@ -35,6 +43,7 @@ from fleetdesk.wire import (
     RegistryChangeResult,
     RegistryDiff,
     RegistrySnapshot,
+    TypeWrite,
 )
 
 router = APIRouter(prefix=f"{API_PREFIX}/registry", tags=["registry"])
@@ -64,15 +73,15 @@ def create_model(
     """Register a new model (409 when its id is taken: change it with PUT)."""
     model = body.model
 
-    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
-        if model.id in current:
+    def wanted(current: Records) -> Records:
+        if model.id in current.models:
             raise Problem(
                 409,
                 ProblemType.MODEL_EXISTS,
                 f"model {model.id!r} exists already; change it with PUT /v1/registry/models/{{id}}",
                 title="Model exists",
             )
-        return {**current, model.id: model}
+        return replace(current, models={**current.models, model.id: model})
 
     return _change(backend, principal, idempotency_key, "POST", "/models", body, wanted)
 
@@ -89,16 +98,12 @@ def update_model(
     model = body.model
     if model.id != model_id:
         raise registry_changes.refused(
-            [
-                RegistryViolation(
-                    model_id=model_id, field="id", message=f"the body names {model.id!r}"
-                )
-            ]
+            [registry_changes.violation(model_id, "id", f"the body names {model.id!r}")]
         )
 
-    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
-        _known(current, model_id)
-        return {**current, model_id: model}
+    def wanted(current: Records) -> Records:
+        _known(current.models, model_id)
+        return replace(current, models={**current.models, model_id: model})
 
     return _change(backend, principal, idempotency_key, "PUT", f"/models/{model_id}", body, wanted)
 
@@ -115,12 +120,59 @@ def retire_model(
 ) -> Response:
     """Take a model out of the registry (refused while another model still refers to it)."""
 
-    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
-        _known(current, model_id)
-        return {m: record for m, record in current.items() if m != model_id}
+    def wanted(current: Records) -> Records:
+        _known(current.models, model_id)
+        models = {m: record for m, record in current.models.items() if m != model_id}
+        return replace(current, models=models)
 
     return _change(
         backend, principal, idempotency_key, "POST", f"/models/{model_id}/retire", body, wanted
+    )
+
+
+@router.put("/types/{type_string}", response_model=RegistryChangeResult, responses=_WRITE_ERRORS)
+def put_type(
+    type_string: ModelIdPath,
+    body: TypeWrite,
+    backend: BackendDep,
+    principal: PrincipalDep,
+    idempotency_key: KeyHeader = None,
+) -> Response:
+    """Create or replace a model type's record; its models' attributes are checked against it."""
+
+    def wanted(current: Records) -> Records:
+        return replace(current, types={**current.types, type_string: body.record})
+
+    return _change(
+        backend, principal, idempotency_key, "PUT", f"/types/{type_string}", body, wanted
+    )
+
+
+@router.post(
+    "/types/{type_string}/retire", response_model=RegistryChangeResult, responses=_WRITE_ERRORS
+)
+def retire_type(
+    type_string: ModelIdPath,
+    body: ModelRetire,
+    backend: BackendDep,
+    principal: PrincipalDep,
+    idempotency_key: KeyHeader = None,
+) -> Response:
+    """Remove a type's record (refused while a model of the type carries an attribute only it declares)."""
+
+    def wanted(current: Records) -> Records:
+        if type_string not in current.types:
+            raise Problem(
+                404,
+                ProblemType.NOT_FOUND,
+                f"no record of type {type_string!r}",
+                title="Unknown type",
+            )
+        types = {t: record for t, record in current.types.items() if t != type_string}
+        return replace(current, types=types)
+
+    return _change(
+        backend, principal, idempotency_key, "POST", f"/types/{type_string}/retire", body, wanted
     )
 
 
@@ -131,20 +183,21 @@ def apply_models(
     principal: PrincipalDep,
     idempotency_key: KeyHeader = None,
 ) -> Response:
-    """Make the registry say what these records say, all of it or nothing (``prune``: retire the rest)."""
+    """Make the registry say what these records say, all of it or nothing (``prune``: retire the rest of the
+    declared teams' models). Type records given replace the current ones; the others stay."""
     twice = sorted(
         m for m, count in Counter(model.id for model in body.models).items() if count > 1
     )
     if twice:
         raise registry_changes.refused(
-            [
-                RegistryViolation(model_id=m, field="id", message="declared more than once")
-                for m in twice
-            ]
+            [registry_changes.violation(m, "id", "declared more than once") for m in twice]
         )
 
-    def wanted(current: Mapping[str, Model]) -> dict[str, Model]:
-        return declared(current, body.models, body.prune)
+    def wanted(current: Records) -> Records:
+        return Records(
+            models=declared(current.models, body.models, body.prune),
+            types={**current.types, **body.types},
+        )
 
     return _change(backend, principal, idempotency_key, "POST", "/apply", body, wanted)
 
@@ -155,7 +208,7 @@ def _change(
     idempotency_key: str | None,
     method: str,
     path: str,
-    body: ModelWrite | ModelRetire | RegistryApply,
+    body: ModelWrite | ModelRetire | TypeWrite | RegistryApply,
     wanted: Wanted,
 ) -> Response:
     """The one write path: plan against the registry in the store, apply once per idempotency key."""
@@ -165,7 +218,13 @@ def _change(
         at = backend.clock.now()
         with backend.store.read() as conn:
             planned = registry_changes.plan(conn, backend, wanted, principal, at)
-        result = RegistryChangeResult(dry_run=True, at=at, version=None, changes=planned.changes)
+        result = RegistryChangeResult(
+            dry_run=True,
+            at=at,
+            version=None,
+            changes=planned.changes,
+            type_changes=planned.type_changes,
+        )
         return _json(result)
     fingerprint = request_hash(method, f"{API_PREFIX}/registry{path}", body.model_dump(mode="json"))
 
@@ -196,7 +255,10 @@ def registry_as_of(
     with backend.store.read() as conn:
         found = _version(conn, as_of, version)
         models = registry_log.registry_at(conn, found.version)
-    return RegistrySnapshot(version=found.version, at=found.at, models=list(models.values()))
+        types = registry_log.types_at(conn, found.version)
+    return RegistrySnapshot(
+        version=found.version, at=found.at, models=list(models.values()), types=types
+    )
 
 
 @router.get("/diff", response_model=RegistryDiff, responses=_READ_ERRORS)
@@ -215,7 +277,15 @@ def registry_diff(
         changes = diff(
             registry_log.registry_at(conn, old.version), registry_log.registry_at(conn, new.version)
         )
-    return RegistryDiff(from_version=old.version, to_version=new.version, changes=changes)
+        type_changes = type_diff(
+            registry_log.types_at(conn, old.version), registry_log.types_at(conn, new.version)
+        )
+    return RegistryDiff(
+        from_version=old.version,
+        to_version=new.version,
+        changes=changes,
+        type_changes=type_changes,
+    )
 
 
 @router.get("/models/{model_id}", response_model=Model, responses=_READ_ERRORS)

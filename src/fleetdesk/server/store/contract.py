@@ -193,7 +193,9 @@ class Store:
                 (iso(fleet.timeline.end),),
             )
             registry_log.insert_models(conn, model_rows)
-            registry_log.record_seed(conn, fleet.timeline.end, fleet.registry.models.values())
+            registry_log.record_seed(
+                conn, fleet.timeline.end, fleet.registry.models.values(), file.types
+            )
             self.insert_rows(conn, "buckets", 7, buckets.rows())
             self.insert_rows(
                 conn,

@@ -199,7 +199,8 @@ CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, bega
 
 _SCHEMA_V8 = (
     """
--- The registry's history (see SQLite's version 8): versions of change sets, and each model's record per version.
+-- The registry's history (see SQLite's version 8): versions of change sets, each model's and each type
+-- record's record per version.
 CREATE TABLE registry_versions (
     version BIGINT PRIMARY KEY,
     at TEXT NOT NULL,
@@ -215,8 +216,19 @@ CREATE TABLE model_versions (
     PRIMARY KEY (model_id, version)
 );
 CREATE INDEX model_versions_by_version ON model_versions (version);
+CREATE TABLE type_versions (
+    type TEXT NOT NULL,
+    version BIGINT NOT NULL REFERENCES registry_versions (version),
+    record TEXT,
+    PRIMARY KEY (type, version)
+);
 """
     + _REGISTRY_AS_SEEDED
+    + """
+INSERT INTO type_versions (type, version, record)
+SELECT t.key, 0, t.value::text FROM meta, json_each(coalesce(meta.value::json -> 'types', '{}'::json)) AS t
+WHERE meta.key = 'fleet' AND EXISTS (SELECT 1 FROM registry_versions WHERE version = 0);
+"""
 )
 
 MIGRATIONS: list[tuple[int, str, str]] = [

@@ -2,19 +2,23 @@
 
 Every registry change set is one row of ``registry_versions`` (version 0 is the registry as seeded); every
 model it created, updated or retired has a ``model_versions`` row holding its record as of that version
-(NULL once retired). So the registry as of a version is, per model, its newest row at or before it.
+(NULL once retired), and every type record a ``type_versions`` row. So the registry as of a version is, per
+model (and type), its newest row at or before it. The current type records also live in the fleet config
+(``meta``), where the server reads its settings from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fleetdesk.domain.model_type import Vocabulary
 from fleetdesk.domain.registry import Model
-from fleetdesk.domain.registry_change import ChangeKind, ModelChange
+from fleetdesk.domain.registry_change import ChangeKind, ModelChange, TypeChange
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.server.store.values import iso, parse_iso
 
 if TYPE_CHECKING:
@@ -73,7 +77,12 @@ def insert_models(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
     conn.executemany(f"INSERT INTO models ({_MODEL_COLUMNS}) VALUES ({', '.join('?' * 14)})", rows)
 
 
-def record_seed(conn: Connection, at: datetime, models: Iterable[Model]) -> None:
+def record_seed(
+    conn: Connection,
+    at: datetime,
+    models: Iterable[Model],
+    types: Mapping[str, ModelTypeRecord],
+) -> None:
     """Version 0: the registry as seeded."""
     conn.execute(
         "INSERT INTO registry_versions (version, at, actor, reason) VALUES (0, ?, ?, ?)",
@@ -82,6 +91,10 @@ def record_seed(conn: Connection, at: datetime, models: Iterable[Model]) -> None
     conn.executemany(
         "INSERT INTO model_versions (model_id, version, kind, record) VALUES (?, 0, 'create', ?)",
         ((model.id, model.model_dump_json()) for model in models),
+    )
+    conn.executemany(
+        "INSERT INTO type_versions (type, version, record) VALUES (?, 0, ?)",
+        ((type_string, record.model_dump_json()) for type_string, record in types.items()),
     )
 
 
@@ -149,7 +162,12 @@ def open_incident_ids(conn: Connection, model_ids: Iterable[str]) -> dict[str, i
 
 
 def record_version(
-    conn: Connection, at: datetime, actor: str, reason: str, changes: list[ModelChange]
+    conn: Connection,
+    at: datetime,
+    actor: str,
+    reason: str,
+    changes: list[ModelChange],
+    type_changes: list[TypeChange],
 ) -> int:
     """Record a change set as the next registry version; returns it."""
     version = int(
@@ -171,7 +189,33 @@ def record_version(
             for c in changes
         ),
     )
+    conn.executemany(
+        "INSERT INTO type_versions (type, version, record) VALUES (?, ?, ?)",
+        (
+            (c.type, version, None if c.after is None else c.after.model_dump_json())
+            for c in type_changes
+        ),
+    )
     return version
+
+
+def store_types(conn: Connection, types: Mapping[str, ModelTypeRecord]) -> None:
+    """The current type records into the fleet config the server reads its settings from."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fleet'").fetchone()
+    config = json.loads(row[0])
+    config["types"] = {t: record.model_dump(mode="json") for t, record in sorted(types.items())}
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'fleet'", (json.dumps(config),))
+
+
+def types_at(conn: Connection, version: int) -> dict[str, ModelTypeRecord]:
+    """Every type record as of ``version``, retired ones left out."""
+    rows = conn.execute(
+        "SELECT v.type, v.record FROM type_versions AS v JOIN (SELECT type AS t, max(version) AS newest"
+        " FROM type_versions WHERE version <= ? GROUP BY type) AS n ON v.type = n.t AND v.version = n.newest"
+        " WHERE v.record IS NOT NULL ORDER BY v.type",
+        (version,),
+    ).fetchall()
+    return {row[0]: ModelTypeRecord.model_validate_json(row[1]) for row in rows}
 
 
 def latest_version(conn: Connection) -> RegistryVersion | None:

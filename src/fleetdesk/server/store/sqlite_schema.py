@@ -225,8 +225,9 @@ ON audit_log (role, action, reason, before, after, idempotency_key, incident_id,
 _SCHEMA_V8 = (
     """
 -- The registry's history: every change set is a version (0 is the registry as seeded), and every model it
--- created, updated or retired has its record as of that version (NULL: retired). The registry as of a time is,
--- per model, its newest record at or before that time's version. Only server/store/registry_log.py uses them.
+-- created, updated or retired has its record as of that version (NULL: retired), and so has every type record.
+-- The registry as of a time is, per model, its newest record at or before that time's version. Only
+-- server/store/registry_log.py uses them.
 CREATE TABLE registry_versions (
     version INTEGER PRIMARY KEY,
     at TEXT NOT NULL,
@@ -242,8 +243,19 @@ CREATE TABLE model_versions (
     PRIMARY KEY (model_id, version)
 );
 CREATE INDEX model_versions_by_version ON model_versions (version);
+CREATE TABLE type_versions (
+    type TEXT NOT NULL,
+    version INTEGER NOT NULL REFERENCES registry_versions (version),
+    record TEXT,
+    PRIMARY KEY (type, version)
+);
 """
     + _REGISTRY_AS_SEEDED
+    + """
+INSERT INTO type_versions (type, version, record)
+SELECT t.key, 0, t.value FROM meta, json_each(meta.value, '$.types') AS t
+WHERE meta.key = 'fleet' AND EXISTS (SELECT 1 FROM registry_versions WHERE version = 0);
+"""
 )
 
 MIGRATIONS: list[tuple[int, str, str]] = [
