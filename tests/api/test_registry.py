@@ -23,6 +23,7 @@ from fleetdesk.client import (
 from fleetdesk.client._errors import Conflict
 from fleetdesk.domain.registry import LaunchPhase, Model, Tier
 from fleetdesk.domain.registry_change import ChangeKind
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.wire import EventType, RegistryEventData
 
@@ -340,3 +341,67 @@ async def test_a_teams_pruning_apply_retires_only_its_own_models(connect: Connec
         RegistryIntent.apply(kept, "our source of truth", prune=True)
     )
     assert [(c.kind, c.model_id) for c in result.changes] == [(ChangeKind.RETIRE, NEW)]
+
+
+FEED_TYPE = "ig_feed_late-stage_mtml"
+
+
+def type_record(**attributes: object) -> ModelTypeRecord:
+    return ModelTypeRecord.model_validate(
+        {
+            "owner_team": EXPERIMENT_TEAM,
+            "description": "Instagram Feed late-stage multi-task ranking.",
+            "default_tier": "TIER3",
+            "runbook_url": "https://runbooks.example/ig-feed-ranking",
+            "attributes": attributes,
+        }
+    )
+
+
+async def test_a_type_record_is_checked_against_every_model_of_its_type(connect: Connect) -> None:
+    admin = await connect("admin")
+    models = [m for m in (await admin.registry()).models if m.type == FEED_TYPE]
+    required = type_record(launch_doc={"kind": "text", "description": "Doc", "required": True})
+    with pytest.raises(RuleViolation) as refused:
+        await admin.change_registry(RegistryIntent.put_type(FEED_TYPE, required, "docs"))
+    assert refused.value.problem is not None
+    assert sorted(e.loc[1] for e in refused.value.problem.errors or []) == sorted(
+        m.id for m in models
+    )  # every model of the type that lacks it, each named
+    optional = type_record(launch_doc={"kind": "text", "description": "Doc"})
+    result = await admin.change_registry(RegistryIntent.put_type(FEED_TYPE, optional, "docs"))
+    [change] = result.type_changes
+    assert change.kind is ChangeKind.CREATE and change.after == optional
+    assert (await admin.audit(model_id=FEED_TYPE)).items[0].action == "registry.type-create"
+    assert (await admin.registry()).types == {FEED_TYPE: optional}
+    assert (await admin.model(LONG_HISTORY)).type_record == optional  # served at once
+    documented = (await admin.registry_model(LONG_HISTORY)).model_copy(
+        update={"attributes": {"launch_doc": "https://docs.example/x2"}}
+    )
+    await admin.change_registry(RegistryIntent.update(documented, "linked its doc"))
+    with pytest.raises(RuleViolation, match="attributes.launch_doc"):
+        await admin.change_registry(RegistryIntent.retire_type(FEED_TYPE, "no longer"))
+    assert (await admin.registry_diff(0)).type_changes[0].type == FEED_TYPE
+    assert (await admin.registry(version=0)).types == {}
+
+
+async def test_type_records_need_the_owning_team_and_keep_their_bands(connect: Connect) -> None:
+    other = await connect(f"oncall:{OTHER_TEAM}")
+    with pytest.raises(Forbidden, match=f"act:{EXPERIMENT_TEAM}"):
+        await other.change_registry(RegistryIntent.put_type(FEED_TYPE, type_record(), "mine"))
+    banded = type_record().model_copy(
+        update={"bands": {"*": (await (await connect("admin")).model(LONG_HISTORY)).bands}}
+    )
+    owner = await connect(f"oncall:{EXPERIMENT_TEAM}")
+    with pytest.raises(RuleViolation, match="cannot change live"):
+        await owner.change_registry(RegistryIntent.put_type(FEED_TYPE, banded, "bands"))
+    watcher = await connect("viewer", stream=QUICK)
+    feed = watcher.events()
+    try:
+        await next_update(feed, ConnectionUpdate)
+        await owner.change_registry(RegistryIntent.put_type(FEED_TYPE, type_record(), "ours"))
+        update = await registry_event(feed)
+    finally:
+        await feed.aclose()
+    assert isinstance(update.data, RegistryEventData) and update.data.type_change is not None
+    assert update.data.type_change.type == FEED_TYPE and update.event.model_id is None

@@ -175,3 +175,30 @@ def test_prune_retires_what_the_file_leaves_out(server: EmbeddedServer, tmp_path
     done = fleetdesk(server, "apply", str(fleet_file(tmp_path, name="seeded.json")), "--prune")
     assert done.returncode == EXIT_OK, done.stderr
     assert done.stdout.splitlines() == [f"- {NEW}"]
+
+
+def test_the_files_type_records_are_applied_with_its_models(
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
+    def typed(by_id: dict[str, Any], models: list[Any], raw: dict[str, Any]) -> None:
+        raw["types"] = {
+            "ig_feed_late-stage_mtml": {
+                "owner_team": "ig-feed-ranking",
+                "description": "Instagram Feed late-stage multi-task ranking.",
+                "default_tier": "TIER3",
+                "runbook_url": "https://runbooks.example/ig-feed-ranking",
+                "attributes": {"launch_doc": {"kind": "text", "description": "Doc"}},
+            }
+        }
+        by_id[EXPERIMENT]["attributes"] = {"launch_doc": "https://docs.example/x2"}
+
+    raw = json.loads(SMALL.read_text())
+    typed({m["id"]: m for m in raw["models"]}, raw["models"], raw)
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(raw))
+    done = fleetdesk(server, "apply", str(path))
+    assert done.returncode == EXIT_OK, done.stderr
+    assert (
+        done.stdout.splitlines()[0] == "+ type ig_feed_late-stage_mtml (owned by ig-feed-ranking)"
+    )
+    assert "2 changes (1 updated, 1 type record): applied" in done.stderr

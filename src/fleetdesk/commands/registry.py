@@ -25,7 +25,7 @@ from fleetdesk.commands.arguments import url
 
 if TYPE_CHECKING:
     from fleetdesk.client import FleetdeskClient
-    from fleetdesk.domain.registry import Model
+    from fleetdesk.fleets.files import RegistryFile
     from fleetdesk.wire import RegistryChangeResult
 
 T = TypeVar("T")
@@ -118,18 +118,22 @@ def run_history(args: argparse.Namespace) -> int:
 def _apply(args: argparse.Namespace, *, dry_run: bool, only_diff: bool = False) -> int:
     from fleetdesk.client import RegistryIntent
 
-    models = _models(args)
+    file = _read_file(args)
     reason = getattr(args, "reason", None) or f"fleetdesk registry apply {args.file}"
-    intent = RegistryIntent.apply(models, reason, prune=args.prune, dry_run=dry_run)
+    intent = RegistryIntent.apply(
+        file.models, reason, types=file.types, prune=args.prune, dry_run=dry_run
+    )
     result = _call(args, lambda client: client.change_registry(intent))
-    for change in result.changes:
-        for line in change.lines():
-            _say(line)
+    changed = [line for c in result.type_changes for line in c.lines()] + [
+        line for c in result.changes for line in c.lines()
+    ]
+    for line in changed:
+        _say(line)
     if only_diff:
-        if result.changes:
+        if changed:
             _note(f"{_count(result)}; nothing applied")
-        return EXIT_DIFFERS if result.changes else EXIT_OK
-    if not result.changes:
+        return EXIT_DIFFERS if changed else EXIT_OK
+    if not changed:
         _note("no changes: the registry already says this")
     elif dry_run:
         _note(f"{_count(result)} (dry run: nothing applied)")
@@ -151,7 +155,7 @@ def _history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _models(args: argparse.Namespace) -> list[Model]:
+def _read_file(args: argparse.Namespace) -> RegistryFile:
     from fleetdesk.fleets import FleetFileError, parse_registry_file
     from fleetdesk.fleets.files import MAX_FLEET_FILE_BYTES
     from fleetdesk.settings.local_files import read_text_file
@@ -229,7 +233,11 @@ def _count(result: RegistryChangeResult) -> str:
         for kind, word in (("create", "created"), ("update", "updated"), ("retire", "retired"))
         if kind in kinds
     ]
-    total = len(kinds)
+    if result.type_changes:
+        parts.append(
+            f"{len(result.type_changes)} type record{'s' if len(result.type_changes) != 1 else ''}"
+        )
+    total = len(kinds) + len(result.type_changes)
     return f"{total} change{'s' if total != 1 else ''} ({', '.join(parts)})"
 
 

@@ -26,7 +26,7 @@ from fleetdesk.domain.synthetic import (
     synthesize_rows,
 )
 from fleetdesk.domain.text import sanitize
-from fleetdesk.domain.type_record import type_violations
+from fleetdesk.domain.type_record import ModelTypeRecord, type_violations
 from fleetdesk.fleets.unknown_keys import unknown_keys
 from fleetdesk.settings import locations
 from fleetdesk.settings.local_files import MIB, read_text_file
@@ -153,13 +153,15 @@ def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
 
 
 class RegistryFile(BaseModel):
-    """What ``fleetdesk registry apply`` reads of a fleet file: its models (the other sections are the seed's)."""
+    """What ``fleetdesk registry apply`` reads of a fleet file: its models and type records (the other sections
+    are the seed's)."""
 
     models: list[Model]
+    types: dict[str, ModelTypeRecord] = {}
 
 
-def parse_registry_file(text: str, source: Path | str) -> list[Model]:
-    """The model records of a fleet file's text, every problem named at once (FleetFileError)."""
+def parse_registry_file(text: str, source: Path | str) -> RegistryFile:
+    """The model and type records of a fleet file's text, every problem named at once (FleetFileError)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as error:
@@ -168,7 +170,7 @@ def parse_registry_file(text: str, source: Path | str) -> list[Model]:
         ) from None
     if not isinstance(raw, dict) or "models" not in raw:
         raise FleetFileError(source, ["a fleet file is a JSON object with a 'models' list"])
-    models = {"models": raw["models"]}
+    models = {key: raw[key] for key in ("models", "types") if key in raw}
     unknown = [_describe_schema_error(models, d) for d in unknown_keys(RegistryFile, models)]
     try:
         file = RegistryFile.model_validate(models)
@@ -181,7 +183,7 @@ def parse_registry_file(text: str, source: Path | str) -> list[Model]:
         raise FleetFileError(source, unknown + problems) from None
     if unknown:
         raise FleetFileError(source, unknown)
-    return file.models
+    return file
 
 
 def build_fleet(file: FleetFile, source: Path) -> Fleet:

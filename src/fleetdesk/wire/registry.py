@@ -73,8 +73,9 @@ class RegistryChangeResult(WireModel):
     changes: list[ModelChange] = Field(
         description="By model id; empty when the registry already says it"
     )
+    type_changes: list[TypeChange] = Field(default_factory=list, description="By type string")
     audit_ids: list[int] = Field(
-        default_factory=list, description="One audit record per model changed"
+        default_factory=list, description="One audit record per model or type record changed"
     )
 
 
