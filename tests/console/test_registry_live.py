@@ -8,6 +8,7 @@ from pydantic import SecretStr
 
 from fleetdesk.client import ConnectionState, FleetdeskClient, RegistryIntent
 from fleetdesk.console.screens.fleet import FleetScreen
+from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
 from fleetdesk.domain.registry import LaunchPhase, Tier
 
@@ -59,3 +60,31 @@ async def test_a_model_created_through_the_api_appears_in_an_open_console(server
             await pilot.pause()
             fleet.settle()
             assert in_order(fleet)  # re-sorted: the row moved with its tier
+
+
+async def test_an_open_model_view_follows_a_change_of_its_record(server):
+    app = make_app(server, poll_seconds=NEVER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, FleetScreen) and table(app).row_count > 0,
+            "the fleet table to fill",
+        )
+        fleet = table(app)
+        fleet.move_cursor(row=fleet.shown_ids.index(TEMPLATE))
+        await pilot.press("enter")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ModelScreen) and app.screen.detail is not None,
+            "the model view",
+        )
+        await wait_for(pilot, lambda: app.link.feed is ConnectionState.LIVE, "the live feed")
+        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as admin:
+            record = await admin.registry_model(TEMPLATE)
+            raised = record.model_copy(
+                update={"tier": Tier.TIER2, "tier_justification": "2% of Feed: measurable revenue"}
+            )
+            await admin.change_registry(RegistryIntent.update(raised, "proven impact"))
+        await wait_for(
+            pilot, lambda: app.screen.detail.model.tier is Tier.TIER2, "the view's new tier"
+        )
