@@ -3,10 +3,11 @@ tier change moves its row, without a reload and long before the next poll."""
 
 from __future__ import annotations
 
-from console_helpers import make_app, wait_for
+from console_helpers import make_app, screen_text, wait_for
 from pydantic import SecretStr
 
 from fleetdesk.client import ConnectionState, FleetdeskClient, RegistryIntent
+from fleetdesk.console.screens.audit import AuditScreen
 from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
@@ -88,3 +89,13 @@ async def test_an_open_model_view_follows_a_change_of_its_record(server):
         await wait_for(
             pilot, lambda: app.screen.detail.model.tier is Tier.TIER2, "the view's new tier"
         )
+        await pilot.press("l")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, AuditScreen)
+                and any(r.action == "registry.tier" for r in app.screen.records)
+            ),
+            "the tier change in the audit log",
+        )
+        assert "tier: TIER3 -> TIER2" in screen_text(app)
