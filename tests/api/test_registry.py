@@ -326,9 +326,13 @@ async def test_another_replica_serves_the_change_once_its_event_arrives(
         model = await new_experiment(admin)
         await admin.change_registry(RegistryIntent.create(model, "on the first replica"))
         await registry_event(feed)
+        assert (await reader.model(NEW)).model.id == NEW
+        record = type_record()
+        await admin.change_registry(RegistryIntent.put_type(FEED_TYPE, record, "and its type"))
+        await registry_event(feed)
+        assert (await reader.model(NEW)).type_record == record
     finally:
         await feed.aclose()
-    assert (await reader.model(NEW)).model.id == NEW
 
 
 async def test_a_teams_pruning_apply_retires_only_its_own_models(connect: Connect) -> None:

@@ -165,6 +165,7 @@ class Backend:
 
     def refresh_if_due(self, force: bool = False) -> bool:
         """Recompute every model's SLO state when a new bucket slot has begun (the leader replica only)."""
+        self.sync_registry()  # the leader judges the models another replica registered, without a request here
         with self._refresh_lock:
             self.leading = self.store.lead()
             if not self.leading:
