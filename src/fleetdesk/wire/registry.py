@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, StrictBool
 
-from fleetdesk.domain.bounds import Moment
+from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.registry_change import ModelChange, TypeChange
 from fleetdesk.domain.type_record import ModelTypeRecord
-from fleetdesk.wire.base import WireModel
+from fleetdesk.wire.base import LAZY, WireModel
 
 MAX_REASON = 2000
+
+_REQUEST = ConfigDict(frozen=True, extra="forbid", **FINITE, **LAZY)
+"""A request body: a misspelled field is refused, not ignored (as for actions)."""
 
 
 class ModelWrite(WireModel):
     """Create (POST /v1/registry/models) or replace (PUT /v1/registry/models/{id}) one model record."""
+
+    model_config = _REQUEST
 
     model: Model = Field(
         description="The whole record; created_at and updated_at are set by the server"
@@ -22,30 +27,36 @@ class ModelWrite(WireModel):
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class ModelRetire(WireModel):
     """Retire one model or type record (POST /v1/registry/models/{id}/retire, /types/{type}/retire)."""
 
+    model_config = _REQUEST
+
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class TypeWrite(WireModel):
     """Create or replace one model type record (PUT /v1/registry/types/{type})."""
 
+    model_config = _REQUEST
+
     record: ModelTypeRecord
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class RegistryApply(WireModel):
     """Make the registry say what a fleet file says (POST /v1/registry/apply), in one transaction."""
+
+    model_config = _REQUEST
 
     models: list[Model] = Field(description="The declared records (a fleet file's models)")
     types: dict[str, ModelTypeRecord] = Field(
@@ -55,11 +66,11 @@ class RegistryApply(WireModel):
     reason: str = Field(
         min_length=1, max_length=MAX_REASON, description="Why: goes into the audit log"
     )
-    prune: bool = Field(
+    prune: StrictBool = Field(
         default=False,
         description="Retire the models the file leaves out, of the teams it declares models for",
     )
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 class RegistryChangeResult(WireModel):

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from fleetdesk.domain.bounds import MomentText
 from fleetdesk.domain.registry import Model
 from fleetdesk.domain.registry_change import (
     ChangeKind,
@@ -57,7 +58,7 @@ _READ_ERRORS: dict[int | str, dict[str, Any]] = {
 
 KeyHeader = Annotated[str | None, Header(alias=IDEMPOTENCY_HEADER)]
 VersionQuery = Annotated[int | None, Query(ge=0, le=SQL_INT_MAX)]
-AsOfQuery = Annotated[datetime | None, Query(description="A time with its UTC offset")]
+AsOfQuery = Annotated[MomentText | None, Query(description="An RFC 3339 time with its UTC offset")]
 
 
 # --- changes ------------------------------------------------------------------
@@ -348,8 +349,6 @@ def _model_version(found: RegistryVersion, change: ModelChange) -> ModelVersion:
 def _version(conn: Connection, as_of: datetime | None, version: int | None) -> RegistryVersion:
     if as_of is not None and version is not None:
         raise Problem(422, ProblemType.VALIDATION, "give as_of or version, not both")
-    if as_of is not None and as_of.tzinfo is None:
-        raise Problem(422, ProblemType.VALIDATION, "as_of needs its UTC offset (e.g. ...Z)")
     if version is not None:
         found = registry_log.get_version(conn, version)
     elif as_of is not None:
