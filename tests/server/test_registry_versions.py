@@ -8,6 +8,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server.store import SCHEMA_VERSION, Store, registry_log
 
@@ -32,6 +34,7 @@ def as_before_version_8(store: Store) -> None:
         config["types"] = {FEED_TYPE: RECORD}
         conn.execute("UPDATE meta SET value = ? WHERE key = 'fleet'", (json.dumps(config),))
         if conn.dialect.postgres:
+            conn.execute("DROP FUNCTION registry_history_append_only()")
             conn.execute("UPDATE fleetdesk_schema SET version = 7")
     if not store.connection().dialect.postgres:
         store.connection().execute("PRAGMA user_version = 7")
@@ -71,4 +74,26 @@ def test_seeding_records_version_0(new_database: Callable[[], Path | str]) -> No
         assert [(v.version, v.actor, kind.value) for v, kind, _ in history] == [
             (0, "fleetdesk", "create")
         ]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        "UPDATE model_versions SET record = NULL",
+        "DELETE FROM model_versions",
+        "UPDATE registry_versions SET actor = 'someone else'",
+        "DELETE FROM registry_versions",
+    ],
+)
+def test_the_database_refuses_to_rewrite_the_registry_history(
+    new_database: Callable[[], Path | str], rewrite: str
+) -> None:
+    store = Store(new_database())
+    store.migrate()
+    store.seed(load_fleet("small", end_at=NOW))
+    with pytest.raises(Exception, match="append-only"), store.write() as conn:
+        conn.execute(rewrite)
+    with store.read() as conn:
+        assert len(registry_log.registry_at(conn, 0)) == 21
     store.close()

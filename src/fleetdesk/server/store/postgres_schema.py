@@ -222,6 +222,24 @@ CREATE TABLE type_versions (
     record TEXT,
     PRIMARY KEY (type, version)
 );
+-- Append-only like the audit log: what the registry said is evidence in a post-mortem.
+CREATE FUNCTION registry_history_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the registry history is append-only';
+END
+$$;
+CREATE TRIGGER registry_versions_no_update_or_delete BEFORE UPDATE OR DELETE ON registry_versions
+    FOR EACH ROW EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER registry_versions_no_truncate BEFORE TRUNCATE ON registry_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER model_versions_no_update_or_delete BEFORE UPDATE OR DELETE ON model_versions
+    FOR EACH ROW EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER model_versions_no_truncate BEFORE TRUNCATE ON model_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER type_versions_no_update_or_delete BEFORE UPDATE OR DELETE ON type_versions
+    FOR EACH ROW EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER type_versions_no_truncate BEFORE TRUNCATE ON type_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION registry_history_append_only();
 """
     + _REGISTRY_AS_SEEDED
     + """

@@ -249,6 +249,28 @@ CREATE TABLE type_versions (
     record TEXT,
     PRIMARY KEY (type, version)
 );
+-- What the registry said is evidence in a post-mortem: like the audit log, its history is append-only.
+CREATE TRIGGER registry_versions_no_update BEFORE UPDATE ON registry_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER registry_versions_no_delete BEFORE DELETE ON registry_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER registry_versions_no_replace BEFORE INSERT ON registry_versions
+WHEN EXISTS (SELECT 1 FROM registry_versions WHERE version = NEW.version)
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER model_versions_no_update BEFORE UPDATE ON model_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER model_versions_no_delete BEFORE DELETE ON model_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER model_versions_no_replace BEFORE INSERT ON model_versions
+WHEN EXISTS (SELECT 1 FROM model_versions WHERE model_id = NEW.model_id AND version = NEW.version)
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER type_versions_no_update BEFORE UPDATE ON type_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER type_versions_no_delete BEFORE DELETE ON type_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER type_versions_no_replace BEFORE INSERT ON type_versions
+WHEN EXISTS (SELECT 1 FROM type_versions WHERE type = NEW.type AND version = NEW.version)
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
 """
     + _REGISTRY_AS_SEEDED
     + """
