@@ -34,6 +34,7 @@ from fleetdesk.server.routes import (
     ingest,
     models,
     registry,
+    registry_history,
     system,
 )
 from fleetdesk.wire import API_PREFIX
@@ -89,6 +90,7 @@ def create_app(backend: Backend) -> FastAPI:
         ingest.router,
         events.router,
         registry.router,
+        registry_history.router,
     ):
         app.include_router(
             router
