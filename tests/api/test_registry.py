@@ -387,6 +387,10 @@ async def test_a_type_record_is_checked_against_every_model_of_its_type(connect:
         await admin.change_registry(RegistryIntent.retire_type(FEED_TYPE, "no longer"))
     assert (await admin.registry_diff(0)).type_changes[0].type == FEED_TYPE
     assert (await admin.registry(version=0)).types == {}
+    history = await admin.type_history(FEED_TYPE)
+    assert [(v.change.kind, v.reason) for v in history.versions] == [(ChangeKind.CREATE, "docs")]
+    with pytest.raises(NotFound):
+        await admin.type_history("ig_reels_late-stage_dhen")
 
 
 async def test_type_records_need_the_owning_team_and_keep_their_bands(connect: Connect) -> None:

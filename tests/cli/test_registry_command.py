@@ -202,3 +202,7 @@ def test_the_files_type_records_are_applied_with_its_models(
         done.stdout.splitlines()[0] == "+ type ig_feed_late-stage_mtml (owned by ig-feed-ranking)"
     )
     assert "2 changes (1 updated, 1 type record): applied" in done.stderr
+    history = fleetdesk(server, "history", "--type", "ig_feed_late-stage_mtml")
+    assert history.returncode == EXIT_OK, history.stderr
+    assert history.stdout.splitlines()[0].startswith("v1  ")
+    assert "admin  create  fleetdesk registry apply" in history.stdout

@@ -45,6 +45,7 @@ from fleetdesk.wire import (
     RegistrySnapshot,
     ServerInfo,
     StabilitySeries,
+    TypeHistory,
     WhoAmI,
     Window,
 )
@@ -268,6 +269,10 @@ class FleetdeskClient:
     async def model_history(self, model_id: str) -> ModelHistory:
         """Every recorded change to one model, newest first."""
         return await self._get(f"/registry/models/{_segment(model_id)}/history", ModelHistory)
+
+    async def type_history(self, type_string: str) -> TypeHistory:
+        """Every recorded change to one model type's record, newest first."""
+        return await self._get(f"/registry/types/{_segment(type_string)}/history", TypeHistory)
 
     async def registry_diff(self, from_version: int, to_version: int | None = None) -> RegistryDiff:
         """What changed between two registry versions (``to_version`` default: the newest)."""

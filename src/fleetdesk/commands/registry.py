@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -26,7 +26,7 @@ from fleetdesk.commands.arguments import url
 if TYPE_CHECKING:
     from fleetdesk.client import FleetdeskClient
     from fleetdesk.fleets.files import RegistryFile
-    from fleetdesk.wire import RegistryChangeResult
+    from fleetdesk.wire import ModelVersion, RegistryChangeResult, TypeVersion
 
 T = TypeVar("T")
 
@@ -79,7 +79,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="every recorded change to one model, newest first",
         description="Every change to one model's registry record: version, time, who, why and the fields.",
     )
-    history.add_argument("model_id", metavar="MODEL", help="the model id")
+    history.add_argument(
+        "model_id", metavar="MODEL", help="the model id (or type string, with --type)"
+    )
+    history.add_argument(
+        "--type", action="store_true", help="the history of a model type's record instead"
+    )
     _server_arguments(history)
     history.set_defaults(func=run_history)
 
@@ -143,14 +148,18 @@ def _apply(args: argparse.Namespace, *, dry_run: bool, only_diff: bool = False) 
 
 
 def _history(args: argparse.Namespace) -> int:
-    history = _call(args, lambda client: client.model_history(args.model_id))
-    for version in history.versions:
-        change = version.change
+    if args.type:
+        versions: Sequence[ModelVersion | TypeVersion] = _call(
+            args, lambda client: client.type_history(args.model_id)
+        ).versions
+    else:
+        versions = _call(args, lambda client: client.model_history(args.model_id)).versions
+    for entry in versions:
         _say(
-            f"v{version.version}  {version.at.isoformat(timespec='seconds')}  {version.actor}"
-            f"  {change.kind.value}  {version.reason}"
+            f"v{entry.version}  {entry.at.isoformat(timespec='seconds')}  {entry.actor}"
+            f"  {entry.change.kind.value}  {entry.reason}"
         )
-        for line in change.lines()[1:]:
+        for line in entry.change.lines()[1:]:
             _say(line)
     return EXIT_OK
 

@@ -60,6 +60,7 @@ POST /v1/registry/apply RegistryApply -> RegistryChangeResult   declarative (mod
 GET  /v1/registry      ?as_of|version -> RegistrySnapshot             401 404 422
 GET  /v1/registry/models/{id} ?as_of|version -> Model                 401 404 422
 GET  /v1/registry/models/{id}/history -> ModelHistory (newest first)  401 404
+GET  /v1/registry/types/{type}/history -> TypeHistory (newest first)  401 404
 GET  /v1/registry/diff ?from&to       -> RegistryDiff                 401 404 422
 GET  /v1/events        ?last_event_id -> text/event-stream of ServerEvent
          (``Last-Event-ID`` header or query resumes after that id; ``: heartbeat``
@@ -203,6 +204,8 @@ from fleetdesk.wire.registry import (
     RegistryDiff,
     RegistryEventData,
     RegistrySnapshot,
+    TypeHistory,
+    TypeVersion,
     TypeWrite,
 )
 from fleetdesk.wire.server import AccessRole, ClockUpdate, ServerInfo, WhoAmI
@@ -284,5 +287,7 @@ __all__ = [
     "RegistryDiff",
     "RegistryEventData",
     "RegistrySnapshot",
+    "TypeHistory",
+    "TypeVersion",
     "TypeWrite",
 ]

@@ -127,6 +127,23 @@ class ModelHistory(WireModel):
     versions: list[ModelVersion]
 
 
+class TypeVersion(WireModel):
+    """One change to one type record, with who made it, when and why."""
+
+    version: int
+    at: Moment
+    actor: str
+    reason: str
+    change: TypeChange
+
+
+class TypeHistory(WireModel):
+    """Every recorded change to one type's record, newest first (GET /v1/registry/types/{type}/history)."""
+
+    type: str
+    versions: list[TypeVersion]
+
+
 class RegistryDiff(WireModel):
     """What changed between two registry versions (GET /v1/registry/diff?from=&to=)."""
 

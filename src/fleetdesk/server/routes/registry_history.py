@@ -16,6 +16,7 @@ from fleetdesk.domain.registry_change import (
     field_changes,
     type_diff,
 )
+from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep
 from fleetdesk.server.problems import Problem, ProblemDetails
 from fleetdesk.server.store import Connection, registry_log
@@ -27,6 +28,8 @@ from fleetdesk.wire import (
     ProblemType,
     RegistryDiff,
     RegistrySnapshot,
+    TypeHistory,
+    TypeVersion,
 )
 
 router = APIRouter(prefix=f"{API_PREFIX}/registry", tags=["registry"])
@@ -132,6 +135,39 @@ def model_history(model_id: ModelIdPath, backend: BackendDep, _: PrincipalDep) -
         versions.append(_model_version(found, change))
         before = record
     return ModelHistory(model_id=model_id, versions=versions[::-1])
+
+
+@router.get("/types/{type_string}/history", response_model=TypeHistory, responses=_READ_ERRORS)
+def type_history(type_string: ModelIdPath, backend: BackendDep, _: PrincipalDep) -> TypeHistory:
+    """Every recorded change to one type's record, newest first."""
+    with backend.store.read() as conn:
+        rows = registry_log.type_history(conn, type_string)
+    if not rows:
+        raise Problem(
+            404,
+            ProblemType.NOT_FOUND,
+            f"the registry never had a record of type {type_string!r}",
+            title="Unknown type",
+        )
+    versions: list[TypeVersion] = []
+    before: ModelTypeRecord | None = None
+    for found, record in reversed(rows):
+        # A version records a type only when its record changed: one change, never none.
+        [change] = type_diff(
+            {} if before is None else {type_string: before},
+            {} if record is None else {type_string: record},
+        )
+        versions.append(
+            TypeVersion(
+                version=found.version,
+                at=found.at,
+                actor=found.actor,
+                reason=found.reason,
+                change=change,
+            )
+        )
+        before = record
+    return TypeHistory(type=type_string, versions=versions[::-1])
 
 
 def _model_version(found: RegistryVersion, change: ModelChange) -> ModelVersion:

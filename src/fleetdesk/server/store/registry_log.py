@@ -276,6 +276,22 @@ def model_history(
     ]
 
 
+def type_history(
+    conn: Connection, type_string: str
+) -> list[tuple[RegistryVersion, ModelTypeRecord | None]]:
+    """Each version that changed ``type_string``'s record, newest first, with the record it left (None: retired)."""
+    rows = conn.execute(
+        "SELECT r.version, r.at, r.actor, r.reason, t.record FROM type_versions AS t"
+        " JOIN registry_versions AS r ON r.version = t.version WHERE t.type = ?"
+        " ORDER BY r.version DESC",
+        (type_string,),
+    ).fetchall()
+    return [
+        (_version(row), None if row[4] is None else ModelTypeRecord.model_validate_json(row[4]))
+        for row in rows
+    ]
+
+
 def _version(row: Any) -> RegistryVersion:
     return RegistryVersion(version=int(row[0]), at=parse_iso(row[1]), actor=row[2], reason=row[3])
 
