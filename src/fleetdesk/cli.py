@@ -14,7 +14,18 @@ from typing import NoReturn
 
 from fleetdesk.domain.text import sanitize
 
-COMMANDS = ("explain", "fleet", "serve", "token", "console", "drill", "snapshot", "open", "rules")
+COMMANDS = (
+    "explain",
+    "fleet",
+    "serve",
+    "token",
+    "console",
+    "drill",
+    "snapshot",
+    "open",
+    "rules",
+    "registry",
+)
 
 
 class _Parser(argparse.ArgumentParser):

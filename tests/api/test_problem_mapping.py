@@ -39,6 +39,8 @@ CASES: list[tuple[ProblemType, int, type[FleetdeskError]]] = [
     (ProblemType.ALREADY_ACKNOWLEDGED, 409, AlreadyAcknowledged),
     (ProblemType.BUCKET_CONFLICT, 409, Conflict),
     (ProblemType.CLOCK, 409, Conflict),
+    (ProblemType.MODEL_EXISTS, 409, Conflict),
+    (ProblemType.REGISTRY_INVALID, 422, RuleViolation),
     (ProblemType.VALIDATION, 422, BadRequest),
     (ProblemType.ACTION_NOT_ALLOWED, 422, RuleViolation),
     (ProblemType.TARGET_UNHEALTHY, 409, UnhealthyTarget),

@@ -46,9 +46,12 @@ from fleetdesk.client._events import (
 )
 from fleetdesk.client._intent import ActionIntent
 from fleetdesk.client._policy import ClientTimeouts, EventStreamPolicy, RetryPolicy
+from fleetdesk.client._registry_intent import RegistryIntent, RegistryWrite
 from fleetdesk.client._token import load_token
 
 __all__ = [
+    "RegistryIntent",
+    "RegistryWrite",
     "ActionIntent",
     "AlreadyAcknowledged",
     "BadRequest",

@@ -17,7 +17,8 @@ from fleetdesk.client._errors import FleetdeskError, InvalidAddress
 from fleetdesk.client._events import EventFeed
 from fleetdesk.client._intent import ActionIntent, new_idempotency_key
 from fleetdesk.client._policy import ClientTimeouts, EventStreamPolicy, RetryPolicy
-from fleetdesk.domain.registry import Role, Tier
+from fleetdesk.client._registry_intent import RegistryIntent
+from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health
 from fleetdesk.wire import (
@@ -36,10 +37,15 @@ from fleetdesk.wire import (
     IngestResult,
     Lineage,
     ModelDetail,
+    ModelHistory,
     ModelPage,
     ModelSort,
+    RegistryChangeResult,
+    RegistryDiff,
+    RegistrySnapshot,
     ServerInfo,
     StabilitySeries,
+    TypeHistory,
     WhoAmI,
     Window,
 )
@@ -246,6 +252,34 @@ class FleetdeskClient:
                 return page.last_id
             after = page.last_id
 
+    async def registry(
+        self, as_of: datetime | None = None, version: int | None = None
+    ) -> RegistrySnapshot:
+        """The whole registry now, as of a time, or at a version."""
+        return await self._get("/registry", RegistrySnapshot, {"as_of": as_of, "version": version})
+
+    async def registry_model(
+        self, model_id: str, as_of: datetime | None = None, version: int | None = None
+    ) -> Model:
+        """One model's registry record now, as of a time, or at a version."""
+        return await self._get(
+            f"/registry/models/{_segment(model_id)}", Model, {"as_of": as_of, "version": version}
+        )
+
+    async def model_history(self, model_id: str) -> ModelHistory:
+        """Every recorded change to one model, newest first."""
+        return await self._get(f"/registry/models/{_segment(model_id)}/history", ModelHistory)
+
+    async def type_history(self, type_string: str) -> TypeHistory:
+        """Every recorded change to one model type's record, newest first."""
+        return await self._get(f"/registry/types/{_segment(type_string)}/history", TypeHistory)
+
+    async def registry_diff(self, from_version: int, to_version: int | None = None) -> RegistryDiff:
+        """What changed between two registry versions (``to_version`` default: the newest)."""
+        return await self._get(
+            "/registry/diff", RegistryDiff, {"from": from_version, "to": to_version}
+        )
+
     def events(self, last_event_id: int | None = None) -> EventFeed:
         """Live updates: the event stream, resumed after drops, or polling when there is no stream."""
         if self._http is None or self._caller is None:
@@ -267,6 +301,18 @@ class FleetdeskClient:
             "POST",
             f"{API_PREFIX}/models/{_segment(intent.model_id)}/actions/{intent.kind.value}",
             ActionResult,
+            body=intent.request,
+            idempotency_key=intent.idempotency_key,
+            what=intent.describe(),
+        )
+        return await self._run(call)
+
+    async def change_registry(self, intent: RegistryIntent) -> RegistryChangeResult:
+        """Send a registry change; sending the same intent again is safe (same idempotency key)."""
+        call = Call(
+            intent.method,
+            intent.path,
+            RegistryChangeResult,
             body=intent.request,
             idempotency_key=intent.idempotency_key,
             what=intent.describe(),

@@ -33,6 +33,7 @@ from fleetdesk.wire import (
     ClockEventData,
     EventPage,
     IncidentEventData,
+    RegistryEventData,
     ServerEvent,
     SloChangedData,
 )
@@ -47,7 +48,14 @@ class ConnectionState(StrEnum):
     POLLING = "polling"  # no stream; reading the event log every few seconds
 
 
-EventData = BucketClosedData | SloChangedData | IncidentEventData | ActionEventData | ClockEventData
+EventData = (
+    BucketClosedData
+    | SloChangedData
+    | IncidentEventData
+    | ActionEventData
+    | ClockEventData
+    | RegistryEventData
+)
 
 
 class EventUpdate(BaseModel):

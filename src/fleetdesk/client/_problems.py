@@ -83,6 +83,8 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
         )
     if status == 409:
         return Conflict(f"{label}: conflict ({said})", **common)
+    if kind == ProblemType.REGISTRY_INVALID:
+        return RuleViolation(f"{label}: refused ({said}): {_fields(problem)}", **common)
     if kind in (ProblemType.ACTION_NOT_ALLOWED, ProblemType.HOLDOUT_OVERRIDE_REQUIRED):
         instead = f"; instead: {problem.suggested_action}" if problem.suggested_action else ""
         return RuleViolation(f"{label}: not allowed by the rules ({said}){instead}", **common)
@@ -93,11 +95,15 @@ def error_from_problem(label: str, status: int, body: str | None) -> FleetdeskEr
     if status >= 500:
         return ServerError(f"{label}: the server failed ({said})", **common)
     if problem.errors:
-        fields = "; ".join(
-            f"{'.'.join(str(p) for p in e.loc)}: {e.message}" for e in problem.errors[:3]
-        )
-        said = f"{said}: {fields}"
+        said = f"{said}: {_fields(problem)}"
     return BadRequest(f"{label}: rejected ({said})", **common)
+
+
+def _fields(problem: ProblemDetails) -> str:
+    """The first few invalid inputs in one line (all of them are in ``problem.errors``)."""
+    errors = problem.errors or []
+    shown = "; ".join(f"{'.'.join(str(p) for p in e.loc)}: {e.message}" for e in errors[:3])
+    return shown + (f" and {len(errors) - 3} more" if len(errors) > 3 else "")
 
 
 def _parse(body: str | None) -> ProblemDetails | None:

@@ -7,6 +7,7 @@ from fleetdesk.fleets.files import (
     build_fleet,
     load_fleet,
     parse_fleet_file,
+    parse_registry_file,
     resolve_fleet_path,
     shift_history,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "build_fleet",
     "load_fleet",
     "parse_fleet_file",
+    "parse_registry_file",
     "resolve_fleet_path",
     "shift_history",
 ]

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from fleetdesk.domain.fleet import FleetFile, MetricIncident
 from fleetdesk.domain.registry import Model, Registry, RegistryError
@@ -26,7 +26,7 @@ from fleetdesk.domain.synthetic import (
     synthesize_rows,
 )
 from fleetdesk.domain.text import sanitize
-from fleetdesk.domain.type_record import type_violations
+from fleetdesk.domain.type_record import ModelTypeRecord, type_violations
 from fleetdesk.fleets.unknown_keys import unknown_keys
 from fleetdesk.settings import locations
 from fleetdesk.settings.local_files import MIB, read_text_file
@@ -146,6 +146,40 @@ def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
             for detail in error.errors(include_url=False)
             if detail["type"] != "extra_forbidden"
         ]  # reported above, with every other unknown key
+        raise FleetFileError(source, unknown + problems) from None
+    if unknown:
+        raise FleetFileError(source, unknown)
+    return file
+
+
+class RegistryFile(BaseModel):
+    """What ``fleetdesk registry apply`` reads of a fleet file: its models and type records (the other sections
+    are the seed's)."""
+
+    models: list[Model]
+    types: dict[str, ModelTypeRecord] = {}
+
+
+def parse_registry_file(text: str, source: Path | str) -> RegistryFile:
+    """The model and type records of a fleet file's text, every problem named at once (FleetFileError)."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FleetFileError(
+            source, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]
+        ) from None
+    if not isinstance(raw, dict) or "models" not in raw:
+        raise FleetFileError(source, ["a fleet file is a JSON object with a 'models' list"])
+    models = {key: raw[key] for key in ("models", "types") if key in raw}
+    unknown = [_describe_schema_error(models, d) for d in unknown_keys(RegistryFile, models)]
+    try:
+        file = RegistryFile.model_validate(models)
+    except ValidationError as error:
+        problems = [
+            _describe_schema_error(models, detail)
+            for detail in error.errors(include_url=False)
+            if detail["type"] != "extra_forbidden"
+        ]
         raise FleetFileError(source, unknown + problems) from None
     if unknown:
         raise FleetFileError(source, unknown)

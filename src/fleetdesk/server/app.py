@@ -25,7 +25,18 @@ warnings.filterwarnings(
 )
 from fleetdesk.server.limits import BodyLimitMiddleware
 from fleetdesk.server.prom import RequestMetrics, RequestMetricsMiddleware
-from fleetdesk.server.routes import actions, audit, events, fleet, incidents, ingest, models, system
+from fleetdesk.server.routes import (
+    actions,
+    audit,
+    events,
+    fleet,
+    incidents,
+    ingest,
+    models,
+    registry,
+    registry_history,
+    system,
+)
 from fleetdesk.wire import API_PREFIX
 
 log = logging.getLogger("fleetdesk.server")
@@ -78,6 +89,8 @@ def create_app(backend: Backend) -> FastAPI:
         audit.router,
         ingest.router,
         events.router,
+        registry.router,
+        registry_history.router,
     ):
         app.include_router(
             router

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,7 +19,7 @@ from fleetdesk.server.events import EventNotifier
 from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
 from fleetdesk.server.storage import StorageWatch
-from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store
+from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store, registry_log
 
 log = logging.getLogger("fleetdesk.server")
 
@@ -59,6 +59,11 @@ class Backend:
     _touched_lock: threading.Lock = field(default_factory=threading.Lock)
     storage: StorageWatch | None = None
     """Whether the database's disk takes writes (None: not watched)."""
+    registry_version: int = 0
+    """The registry version ``registry`` is (see store.registry_log)."""
+    _registry_stale: threading.Event = field(default_factory=threading.Event)
+    _commit_hooks: threading.local = field(default_factory=threading.local)
+    """Another replica committed something: its registry version may have moved (see sync_registry)."""
 
     @classmethod
     def open(
@@ -96,7 +101,10 @@ class Backend:
             storage=StorageWatch(store.local_file) if store.local_file else None,
         )
         backend.seeded = seeded
-        store.watch_commits(backend.notifier.notify)  # other replicas' events reach our streams
+        with store.read() as conn:
+            latest = registry_log.latest_version(conn)
+        backend.registry_version = 0 if latest is None else latest.version
+        store.watch_commits(backend._other_commit)
         store.warm(REQUEST_THREADS)
         backend._finish_interrupted_requests()
         backend.refresh_if_due()
@@ -104,15 +112,60 @@ class Backend:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction; event streams are woken once it has committed."""
+        """A write transaction; its commit hooks run once it has committed, then event streams are woken."""
         if self.storage is not None:
             self.storage.check_writable()
-        with self.store.write() as conn:
-            yield conn
+        hooks: list[Callable[[], None]] = []
+        self._commit_hooks.hooks = hooks
+        try:
+            with self.store.write() as conn:
+                yield conn
+        finally:
+            self._commit_hooks.hooks = None
+        for hook in hooks:
+            hook()
         self.notifier.notify()
+
+    def on_commit(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when this thread's write transaction commits, before its events are streamed (so a
+        console that reads them finds the server already serving what they announce); never on a rollback."""
+        hooks: list[Callable[[], None]] | None = getattr(self._commit_hooks, "hooks", None)
+        if hooks is None:
+            raise RuntimeError("on_commit outside a write transaction")
+        hooks.append(hook)
+
+    def _other_commit(self) -> None:
+        # Marked before the wake-up, so a console that reads the registry event and asks again finds this
+        # replica's registry already due for a look.
+        self._registry_stale.set()
+        self.notifier.notify()  # other replicas' events reach our streams
+
+    def adopt_registry(self, registry: Registry, version: int, config: FleetConfig) -> None:
+        """Serve ``registry`` and ``config`` (its type records; committed as ``version``) from now on, with the
+        model keys that go with them."""
+        with self._refresh_lock:
+            self.registry = registry
+            self.config = config
+            self.registry_version = version
+            self.model_keys = self.store.model_keys()
+            # Counts are per model: a created or retired model makes the held ones the wrong set.
+            self._counts = None
+            self._marks = None
+
+    def sync_registry(self) -> None:
+        """Follow a registry change another replica committed (cheap when none did: one flag)."""
+        if not self._registry_stale.is_set():
+            return
+        self._registry_stale.clear()
+        with self.store.read() as conn:
+            latest = registry_log.latest_version(conn)
+        if latest is not None and latest.version != self.registry_version:
+            config = self.store.fleet_config()
+            self.adopt_registry(self.store.registry(config), latest.version, config)
 
     def refresh_if_due(self, force: bool = False) -> bool:
         """Recompute every model's SLO state when a new bucket slot has begun (the leader replica only)."""
+        self.sync_registry()  # the leader judges the models another replica registered, without a request here
         with self._refresh_lock:
             self.leading = self.store.lead()
             if not self.leading:

@@ -11,7 +11,9 @@ from fleetdesk.server.backend import Backend
 
 
 def get_backend(request: Request) -> Backend:
-    return request.app.state.backend
+    backend: Backend = request.app.state.backend
+    backend.sync_registry()
+    return backend
 
 
 def get_principal(

@@ -45,6 +45,8 @@ BY_ROUTE = {
         502: "The metrics source (Prometheus) failed the query"
     },
     "/readyz": {503: "Not ready: the database does not answer or its disk is full"},
+    f"{API_PREFIX}/registry": {404: "No such registry version"},
+    f"{API_PREFIX}/registry/diff": {404: "No such registry version"},
 }
 
 

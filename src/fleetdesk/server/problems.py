@@ -110,7 +110,10 @@ def install(app: FastAPI) -> None:
         details = ProblemDetails(
             type=problem_type.value, title=HTTPStatus(status).phrase, status=status, detail=detail
         )
-        return problem_response(details, request.url.path, dict(error.headers or {}))
+        headers = dict(error.headers or {})
+        if status == 405:
+            headers["Allow"] = _allowed(request)
+        return problem_response(details, request.url.path, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -190,3 +193,14 @@ def install(app: FastAPI) -> None:
             detail="the server failed to handle this request; it has been logged",
         )
         return problem_response(details, request.url.path)
+
+
+def _allowed(request: Request) -> str:
+    """Every method some route takes at this path: Starlette names only the first route's, and a path may have
+    several (GET and PUT of a registry record are two routes)."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        pattern, taken = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if pattern is not None and taken and pattern.match(request.url.path):
+            methods.update(taken)
+    return ", ".join(sorted(methods))

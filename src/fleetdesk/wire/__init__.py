@@ -48,6 +48,20 @@ GET  /v1/incidents/{id}               -> IncidentDetail               401 404
 GET  /v1/audit         ?model_id&actor&action&since&until&offset&limit -> AuditPage  401 422
 POST /v1/metrics       IngestRequest  -> IngestResult  (admin)
                                       400 401 403 409 (bucket exists with other sums) 422
+POST /v1/registry/models ModelWrite   -> RegistryChangeResult   create; 409 model-exists
+PUT  /v1/registry/models/{id} ModelWrite -> RegistryChangeResult replace the record
+POST /v1/registry/models/{id}/retire ModelRetire -> RegistryChangeResult
+PUT  /v1/registry/types/{type} TypeWrite -> RegistryChangeResult create or replace a type record
+POST /v1/registry/types/{type}/retire ModelRetire -> RegistryChangeResult
+POST /v1/registry/apply RegistryApply -> RegistryChangeResult   declarative (models, types, prune), all or nothing
+         400 (no key) 401 403 (act:<team> of the old and the new owner) 404 409 422 (registry-invalid:
+         ``errors`` locate every violation as ["models", id, field] or ["types", type, ...];
+         every body takes dry_run)
+GET  /v1/registry      ?as_of|version -> RegistrySnapshot             401 404 422
+GET  /v1/registry/models/{id} ?as_of|version -> Model                 401 404 422
+GET  /v1/registry/models/{id}/history -> ModelHistory (newest first)  401 404
+GET  /v1/registry/types/{type}/history -> TypeHistory (newest first)  401 404
+GET  /v1/registry/diff ?from&to       -> RegistryDiff                 401 404 422
 GET  /v1/events        ?last_event_id -> text/event-stream of ServerEvent
          (``Last-Event-ID`` header or query resumes after that id; ``: heartbeat``
          comments every ~15 s; SSE ``id`` = ServerEvent.id, ``event`` = ServerEvent.type,
@@ -180,6 +194,20 @@ from fleetdesk.wire.models import (
     Window,
 )
 from fleetdesk.wire.problems import BucketConflict, FieldError, ProblemDetails, ProblemType
+from fleetdesk.wire.registry import (
+    ModelHistory,
+    ModelRetire,
+    ModelVersion,
+    ModelWrite,
+    RegistryApply,
+    RegistryChangeResult,
+    RegistryDiff,
+    RegistryEventData,
+    RegistrySnapshot,
+    TypeHistory,
+    TypeVersion,
+    TypeWrite,
+)
 from fleetdesk.wire.server import AccessRole, ClockUpdate, ServerInfo, WhoAmI
 
 __all__ = [
@@ -250,4 +278,16 @@ __all__ = [
     "IncidentMember",
     "TargetHealth",
     "SignalGap",
+    "ModelHistory",
+    "ModelRetire",
+    "ModelVersion",
+    "ModelWrite",
+    "RegistryApply",
+    "RegistryChangeResult",
+    "RegistryDiff",
+    "RegistryEventData",
+    "RegistrySnapshot",
+    "TypeHistory",
+    "TypeVersion",
+    "TypeWrite",
 ]

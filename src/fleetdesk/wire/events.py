@@ -13,6 +13,7 @@ from fleetdesk.domain.stability import Health
 from fleetdesk.wire.actions import ActionResult, AuditRecord
 from fleetdesk.wire.base import WireModel
 from fleetdesk.wire.incidents import Incident, TimelineEntry
+from fleetdesk.wire.registry import RegistryEventData
 
 
 class EventType(StrEnum):
@@ -24,6 +25,7 @@ class EventType(StrEnum):
     INCIDENT_UPDATED = "incident.updated"  # joined, acknowledged, noted, resolved
     ACTION = "action"
     CLOCK = "clock"
+    REGISTRY_CHANGED = "registry.changed"  # a model created, updated or retired
 
 
 class BucketClosedData(WireModel):
@@ -63,6 +65,7 @@ EVENT_DATA: dict[EventType, type[BaseModel]] = {
     EventType.INCIDENT_UPDATED: IncidentEventData,
     EventType.ACTION: ActionEventData,
     EventType.CLOCK: ClockEventData,
+    EventType.REGISTRY_CHANGED: RegistryEventData,
 }
 """The model of ``ServerEvent.data`` for each event type."""
 

@@ -30,8 +30,12 @@ class ProblemType(StrEnum):
     IDEMPOTENCY_KEY_IN_PROGRESS = "urn:fleetdesk:problem:idempotency-key-in-progress"  # 409
     ALREADY_ACKNOWLEDGED = "urn:fleetdesk:problem:already-acknowledged"  # 409, incident set
     BUCKET_CONFLICT = "urn:fleetdesk:problem:bucket-conflict"  # 409, conflicts set
+    MODEL_EXISTS = "urn:fleetdesk:problem:model-exists"  # 409 create of a registered id
     CLOCK = "urn:fleetdesk:problem:clock"  # 409 clock not frozen / backwards
     VALIDATION = "urn:fleetdesk:problem:validation"  # 422, errors set
+    REGISTRY_INVALID = (
+        "urn:fleetdesk:problem:registry-invalid"  # 422 registry change refused, errors set
+    )
     ACTION_NOT_ALLOWED = "urn:fleetdesk:problem:action-not-allowed"  # 422 registry rule
     TARGET_UNHEALTHY = "urn:fleetdesk:problem:target-unhealthy"  # 409 baseline unhealthy, not acknowledged; target_health set
     HOLDOUT_OVERRIDE_REQUIRED = (

@@ -15,12 +15,21 @@ from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import ActionEventData, AuditRecord
+from fleetdesk.wire import ActionEventData, AuditRecord, RegistryEventData
 
 AUDIT_PAGE = 200
 
 
 def change_words(record: AuditRecord) -> str:
+    fields = record.detail.get("fields")
+    if (
+        isinstance(fields, list) and fields
+    ):  # a registry change: the record's fields, before and after
+        return "; ".join(
+            f"{f.get('field')}: {f.get('before')} -> {f.get('after')}"
+            for f in fields
+            if isinstance(f, dict)
+        )
     if record.before is None or record.after is None or record.before == record.after:
         return ""
     return f"{live_state_words(record.before)} -> {live_state_words(record.after)}"
@@ -87,6 +96,12 @@ class AuditScreen(ConsoleScreen):
     def on_live_event(self, message: LiveEvent) -> None:
         data = message.update.data
         if isinstance(data, ActionEventData) and data.audit.model_id == self.model_id:
+            self.load()
+        elif (
+            isinstance(data, RegistryEventData)
+            and data.change is not None
+            and data.change.model_id == self.model_id
+        ):
             self.load()
 
     def action_reload(self) -> None:

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from fleetdesk.client import FleetdeskError, PageRequest
@@ -27,6 +28,7 @@ from fleetdesk.wire import (
     BucketClosedData,
     IncidentEventData,
     IncidentState,
+    RegistryEventData,
     SloChangedData,
     Tier,
 )
@@ -108,6 +110,9 @@ class FleetScreen(ConsoleScreen):
         """Live changes that arrived while another screen was on top."""
         self._pending_fleet: list[FleetRow] | None = None
         self._first_page_shown = asyncio.Event()
+        self._poll_timer: Timer | None = None
+        self._refetch_pending = False
+        """A registry change asked for the fleet again; one fetch answers a burst of them."""
 
     def compose(self) -> ComposeResult:
         glyphs = self.console.glyphs
@@ -153,14 +158,25 @@ class FleetScreen(ConsoleScreen):
             self.console.read_failed()
             raise
         finally:
-            self.set_timer(self.console.settings.poll_seconds, self._next_poll)
+            self._schedule_next_poll()
         self.post_message(self.Fetched(rows, len(rows)))
+
+    def _schedule_next_poll(self) -> None:
+        # One timer at a time: a poll started out of turn (a reload, a registry change) replaces the next one
+        # instead of starting a second chain of polls.
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+        self._poll_timer = self.set_timer(self.console.settings.poll_seconds, self._next_poll)
 
     def _next_poll(self) -> None:
         if isinstance(self.app.screen, ModalScreen):
             # Paused while a dialog is open: the engineer is deciding on the data they see.
-            self.set_timer(self.console.settings.poll_seconds, self._next_poll)
+            self._schedule_next_poll()
             return
+        self.poll_fleet()
+
+    def _refetch_once(self) -> None:
+        self._refetch_pending = False
         self.poll_fleet()
 
     def on_fleet_screen_fetched(self, message: Fetched) -> None:
@@ -207,6 +223,13 @@ class FleetScreen(ConsoleScreen):
         # incident events, which it does, follow as their own events. A closed bucket brings the row's
         # calibration and NE at once (not at the next poll, up to half a minute after the page).
         data = message.update.data
+        if isinstance(data, RegistryEventData):
+            # A model created, retired, or changed in what the row shows or where it sorts (its tier): the
+            # fleet is fetched again, once for a whole apply's burst of events.
+            if not self._refetch_pending:
+                self._refetch_pending = True
+                self.call_later(self._refetch_once)
+            return
         changed: list[FleetRow] = []
         if isinstance(data, BucketClosedData) and (row := self._current(data.model_id)) is not None:
             changed.append(

@@ -32,6 +32,7 @@ from fleetdesk.wire import (
     IncidentEventData,
     Lineage,
     ModelDetail,
+    RegistryEventData,
     SloChangedData,
     StabilitySeries,
     Window,
@@ -270,6 +271,15 @@ class ModelScreen(ActionKeys):
             self.reload()
         elif isinstance(data, IncidentEventData) and self.model_id in data.incident.model_ids:
             self.reload()
+        elif isinstance(data, RegistryEventData) and (
+            (data.change is not None and data.change.model_id in mine)
+            or (
+                data.type_change is not None
+                and self.detail is not None
+                and data.type_change.type == self.detail.model.type
+            )
+        ):
+            self.reload()  # its record (tier, purpose, baseline), its baseline's, or its type's changed
 
     def refetch(self) -> None:
         self.load()

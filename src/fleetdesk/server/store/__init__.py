@@ -3,6 +3,7 @@
 Only this package writes SQL schema; the names below are what the rest of the server imports.
 """
 
+from fleetdesk.server.store import registry_log
 from fleetdesk.server.store.contract import (
     Connection,
     Row,
@@ -56,4 +57,5 @@ __all__ = [
     "iso",
     "live_state",
     "parse_iso",
+    "registry_log",
 ]

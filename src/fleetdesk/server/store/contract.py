@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.server.store import registry_log
 from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.seeding import BucketRows, SeedProgress
@@ -175,33 +176,11 @@ class Store:
             policy=file.policy,
             types=file.types,
         )
-        vocabulary = file.vocabulary
-        model_rows = []
-        keys: dict[str, int] = {}
-        for key, model in enumerate(fleet.registry.models.values(), start=1):
-            keys[model.id] = key
-            model_type = vocabulary.parse(model.type)
-            search = " ".join(
-                (model.id, model.type, model.owner_team, model.oncall_rotation, model.purpose)
-            ).lower()
-            model_rows.append(
-                (
-                    model.id,
-                    key,
-                    model.type,
-                    model_type.app,
-                    model_type.surface,
-                    model.tier.value,
-                    model.tier.rank,
-                    model.role.value,
-                    model.owner_team,
-                    search,
-                    model.model_dump_json(),
-                    model.id,
-                    model.traffic_share,
-                    model.launch_phase.value,
-                )
-            )
+        keys = {model_id: key for key, model_id in enumerate(fleet.registry.models, start=1)}
+        model_rows = [
+            registry_log.model_row(model, keys[model.id], file.vocabulary)
+            for model in fleet.registry.models.values()
+        ]
         buckets = BucketRows(fleet, config, keys, None, progress)
         with self.write() as conn:
             if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
@@ -213,11 +192,9 @@ class Store:
                 "INSERT INTO meta (key, value) VALUES ('history_end', ?)",
                 (iso(fleet.timeline.end),),
             )
-            conn.executemany(
-                "INSERT INTO models (id, key, type, app, surface, tier, tier_rank, role, owner_team, search_text,"
-                " record, serving_model_id, traffic_share, launch_phase)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                model_rows,
+            registry_log.insert_models(conn, model_rows)
+            registry_log.record_seed(
+                conn, fleet.timeline.end, fleet.registry.models.values(), file.types
             )
             self.insert_rows(conn, "buckets", 7, buckets.rows())
             self.insert_rows(

@@ -8,6 +8,8 @@ INTEGER flags and counts.
 
 from __future__ import annotations
 
+from fleetdesk.server.store.registry_log import REGISTRY_AS_SEEDED as _REGISTRY_AS_SEEDED
+
 _SCHEMA_V6 = """
 CREATE TABLE fleetdesk_schema (version INTEGER NOT NULL);
 INSERT INTO fleetdesk_schema VALUES (0);
@@ -195,10 +197,67 @@ CREATE TABLE incident_origins (
 CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
 """
 
+_SCHEMA_V8 = (
+    """
+-- The registry's history (see SQLite's version 8): versions of change sets, each model's and each type
+-- record's record per version.
+CREATE TABLE registry_versions (
+    version BIGINT PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX registry_versions_by_time ON registry_versions (at);
+CREATE TABLE model_versions (
+    model_id TEXT NOT NULL,
+    version BIGINT NOT NULL REFERENCES registry_versions (version),
+    kind TEXT NOT NULL,
+    record TEXT,
+    PRIMARY KEY (model_id, version)
+);
+CREATE INDEX model_versions_by_version ON model_versions (version);
+CREATE TABLE type_versions (
+    type TEXT NOT NULL,
+    version BIGINT NOT NULL REFERENCES registry_versions (version),
+    record TEXT,
+    PRIMARY KEY (type, version)
+);
+-- Append-only like the audit log: what the registry said is evidence in a post-mortem.
+CREATE FUNCTION registry_history_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the registry history is append-only';
+END
+$$;
+CREATE TRIGGER registry_versions_no_update_or_delete BEFORE UPDATE OR DELETE ON registry_versions
+    FOR EACH ROW EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER registry_versions_no_truncate BEFORE TRUNCATE ON registry_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER model_versions_no_update_or_delete BEFORE UPDATE OR DELETE ON model_versions
+    FOR EACH ROW EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER model_versions_no_truncate BEFORE TRUNCATE ON model_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER type_versions_no_update_or_delete BEFORE UPDATE OR DELETE ON type_versions
+    FOR EACH ROW EXECUTE FUNCTION registry_history_append_only();
+CREATE TRIGGER type_versions_no_truncate BEFORE TRUNCATE ON type_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION registry_history_append_only();
+"""
+    + _REGISTRY_AS_SEEDED
+    + """
+INSERT INTO type_versions (type, version, record)
+SELECT t.key, 0, t.value::text FROM meta, json_each(coalesce(meta.value::json -> 'types', '{}'::json)) AS t
+WHERE meta.key = 'fleet' AND EXISTS (SELECT 1 FROM registry_versions WHERE version = 0);
+"""
+)
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
     # SQLite's 7 seals the audit log against blob I/O, which PostgreSQL does not have: the same number
     # keeps naming the same schema on both stores.
     (7, "nothing to do: PostgreSQL has no in-place blob writes", "SELECT 1;"),
+    (
+        8,
+        "registry versions, so the registry can be read as of a time and changes diffed",
+        _SCHEMA_V8,
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fleetdesk.server.store.registry_log import REGISTRY_AS_SEEDED as _REGISTRY_AS_SEEDED
+
 _SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
@@ -220,6 +222,64 @@ CREATE INDEX audit_log_sealed
 ON audit_log (role, action, reason, before, after, idempotency_key, incident_id, detail);
 """
 
+_SCHEMA_V8 = (
+    """
+-- The registry's history: every change set is a version (0 is the registry as seeded), and every model it
+-- created, updated or retired has its record as of that version (NULL: retired), and so has every type record.
+-- The registry as of a time is, per model, its newest record at or before that time's version. Only
+-- server/store/registry_log.py uses them.
+CREATE TABLE registry_versions (
+    version INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX registry_versions_by_time ON registry_versions (at);
+CREATE TABLE model_versions (
+    model_id TEXT NOT NULL,
+    version INTEGER NOT NULL REFERENCES registry_versions (version),
+    kind TEXT NOT NULL,
+    record TEXT,
+    PRIMARY KEY (model_id, version)
+);
+CREATE INDEX model_versions_by_version ON model_versions (version);
+CREATE TABLE type_versions (
+    type TEXT NOT NULL,
+    version INTEGER NOT NULL REFERENCES registry_versions (version),
+    record TEXT,
+    PRIMARY KEY (type, version)
+);
+-- What the registry said is evidence in a post-mortem: like the audit log, its history is append-only.
+CREATE TRIGGER registry_versions_no_update BEFORE UPDATE ON registry_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER registry_versions_no_delete BEFORE DELETE ON registry_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER registry_versions_no_replace BEFORE INSERT ON registry_versions
+WHEN EXISTS (SELECT 1 FROM registry_versions WHERE version = NEW.version)
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER model_versions_no_update BEFORE UPDATE ON model_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER model_versions_no_delete BEFORE DELETE ON model_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER model_versions_no_replace BEFORE INSERT ON model_versions
+WHEN EXISTS (SELECT 1 FROM model_versions WHERE model_id = NEW.model_id AND version = NEW.version)
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER type_versions_no_update BEFORE UPDATE ON type_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER type_versions_no_delete BEFORE DELETE ON type_versions
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+CREATE TRIGGER type_versions_no_replace BEFORE INSERT ON type_versions
+WHEN EXISTS (SELECT 1 FROM type_versions WHERE type = NEW.type AND version = NEW.version)
+BEGIN SELECT RAISE(ABORT, 'the registry history is append-only'); END;
+"""
+    + _REGISTRY_AS_SEEDED
+    + """
+INSERT INTO type_versions (type, version, record)
+SELECT t.key, 0, t.value FROM meta, json_each(meta.value, '$.types') AS t
+WHERE meta.key = 'fleet' AND EXISTS (SELECT 1 FROM registry_versions WHERE version = 0);
+"""
+)
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -232,6 +292,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
     (7, "every audit column indexed, so blob I/O cannot rewrite a record in place", _SCHEMA_V7),
+    (
+        8,
+        "registry versions, so the registry can be read as of a time and changes diffed",
+        _SCHEMA_V8,
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
