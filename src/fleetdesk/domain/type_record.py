@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from fleetdesk.domain.model_type import ModelTypeError, Vocabulary
 from fleetdesk.domain.registry import AttributeValue, Model, RegistryViolation, Role, Tier
 from fleetdesk.domain.stability import HealthBands
+from fleetdesk.domain.tasks import TaskName
 
 ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_TEXT = 1000
@@ -86,12 +87,25 @@ class ModelTypeRecord(BaseModel):
     attributes: dict[str, AttributeSpec] = Field(
         default_factory=dict, description="Extension attributes its models may (or must) carry"
     )
+    tasks: tuple[TaskName, ...] = Field(
+        default=(),
+        max_length=32,
+        description="The tasks its models predict (clicks, comments, follows), each judged on its own;"
+        " none: its models are judged as one series",
+    )
 
     @model_validator(mode="after")
     def _attribute_names(self) -> ModelTypeRecord:
         bad = [name for name in self.attributes if not ATTRIBUTE_NAME.fullmatch(name)]
         if bad:
             raise ValueError(f"attribute names are lowercase words joined by '_': {', '.join(bad)}")
+        return self
+
+    @model_validator(mode="after")
+    def _tasks_once(self) -> ModelTypeRecord:
+        repeated = sorted({task for task in self.tasks if self.tasks.count(task) > 1})
+        if repeated:
+            raise ValueError(f"tasks are named once each: {', '.join(repeated)}")
         return self
 
 

@@ -195,10 +195,35 @@ CREATE TABLE incident_origins (
 CREATE INDEX incident_origins_by_surface ON incident_origins (app, surface, began_at);
 """
 
+_SCHEMA_V9 = """
+CREATE TABLE task_buckets (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    start BIGINT NOT NULL,
+    weight DOUBLE PRECISION NOT NULL,
+    label_sum DOUBLE PRECISION NOT NULL,
+    prediction_sum DOUBLE PRECISION NOT NULL,
+    cross_entropy_sum DOUBLE PRECISION NOT NULL,
+    health INTEGER NOT NULL,
+    PRIMARY KEY (model_key, task, start)
+);
+CREATE TABLE task_totals (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    total_weight DOUBLE PRECISION NOT NULL,
+    total_label_sum DOUBLE PRECISION NOT NULL,
+    total_prediction_sum DOUBLE PRECISION NOT NULL,
+    total_cross_entropy_sum DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (model_key, task)
+);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
     # SQLite's 7 seals the audit log against blob I/O, which PostgreSQL does not have: the same number
     # keeps naming the same schema on both stores.
     (7, "nothing to do: PostgreSQL has no in-place blob writes", "SELECT 1;"),
+    # 8 is the registry's (being built beside this); the numbers stay those of SQLite's migrations.
+    (9, "a multi-task model's buckets and totals per task (SQLite's 9)", _SCHEMA_V9),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""

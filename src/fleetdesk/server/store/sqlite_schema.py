@@ -220,6 +220,31 @@ CREATE INDEX audit_log_sealed
 ON audit_log (role, action, reason, before, after, idempotency_key, incident_id, detail);
 """
 
+_SCHEMA_V9 = """
+-- A multi-task model's buckets per task, beside its combined series in buckets (the sum over its tasks, judged
+-- by its worst task), and its running totals per task for /metrics. Only server/task_buckets.py writes them.
+CREATE TABLE task_buckets (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    label_sum REAL NOT NULL,
+    prediction_sum REAL NOT NULL,
+    cross_entropy_sum REAL NOT NULL,
+    health INTEGER NOT NULL,
+    PRIMARY KEY (model_key, task, start)
+) WITHOUT ROWID;
+CREATE TABLE task_totals (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    total_weight REAL NOT NULL,
+    total_label_sum REAL NOT NULL,
+    total_prediction_sum REAL NOT NULL,
+    total_cross_entropy_sum REAL NOT NULL,
+    PRIMARY KEY (model_key, task)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -232,6 +257,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (6, "incident origins, so one surface's shared trouble is one incident", _SCHEMA_V6),
     (7, "every audit column indexed, so blob I/O cannot rewrite a record in place", _SCHEMA_V7),
+    # 8 is the registry's (being built beside this): a store applies each listed migration it has not reached.
+    (9, "a multi-task model's buckets and totals per task", _SCHEMA_V9),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
