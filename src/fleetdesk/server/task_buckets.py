@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from fleetdesk.domain.registry import Registry
+from fleetdesk.domain.registry import Model, Registry
+from fleetdesk.domain.stability import Health, StabilitySums
 from fleetdesk.domain.tasks import worst_task
 from fleetdesk.server.store import (
     CODE_BY_HEALTH,
@@ -22,7 +23,7 @@ from fleetdesk.server.store import (
     epoch,
     from_epoch,
 )
-from fleetdesk.wire import FieldError, IngestBucket
+from fleetdesk.wire import FieldError, IngestBucket, TaskHealth
 
 Sums = tuple[float, ...]
 """weight, label_sum, prediction_sum, cross_entropy_sum"""
@@ -119,3 +120,42 @@ def store(conn: Connection, rows: Iterable[Sequence]) -> None:
     rows = list(rows)
     conn.executemany("INSERT INTO task_buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     add_task_totals(conn, rows)
+
+
+def latest(
+    conn: Connection, config: FleetConfig, model: Model, model_key: int, start: int | None
+) -> list[TaskHealth]:
+    """Each of the model's tasks in its bucket at ``start`` (its latest closed one), in its type's order."""
+    tasks = config.tasks_for(model)
+    rows = (
+        {}
+        if not tasks or start is None
+        else {
+            row[0]: row
+            for row in conn.execute(
+                f"SELECT task, {', '.join(SUM_COLUMNS)}, health FROM task_buckets"
+                " WHERE model_key = ? AND start = ?",
+                (model_key, start),
+            )
+        }
+    )
+    views = []
+    for task in tasks:
+        row = rows.get(task)
+        if row is None:
+            views.append(
+                TaskHealth(
+                    task=task, health=Health.NO_DATA, calibration=None, normalized_entropy=None
+                )
+            )
+            continue
+        sums = StabilitySums(**dict(zip(SUM_COLUMNS, row[1:5])))
+        views.append(
+            TaskHealth(
+                task=task,
+                health=HEALTH_BY_CODE[row[5]],
+                calibration=sums.calibration,
+                normalized_entropy=sums.normalized_entropy,
+            )
+        )
+    return views
