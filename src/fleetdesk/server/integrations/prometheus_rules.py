@@ -1,9 +1,11 @@
 """Prometheus rules generated from the fleet: stability recording rules and SLO burn-rate alerts.
 
-The server exports per-model *additive* stability sums as counters. Recording
-rules sum their increases first and divide after, so calibration and NE over a
-window are ratios of window sums (never averages of ratios), exactly as the
-domain computes them. A window with no events, no positives or no negatives
+The server exports per-model *additive* stability sums as counters (per task,
+with a ``task`` label, for a multi-task model). Recording rules sum their
+increases first and divide after, per model and task, so calibration and NE
+over a window are ratios of window sums (never averages of ratios), exactly as
+the domain computes them; a multi-task model's slice is judged by its worst
+task. A window with no events, no positives or no negatives
 records nothing: it is no data, never healthy and never violating.
 
 Burn-rate alerts follow the multi-window practice of SLO generators (sloth,
@@ -22,6 +24,7 @@ nothing (no data).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import timedelta
@@ -45,7 +48,10 @@ COUNTERS = {
 """The server's /metrics counters, by the stability sum they carry."""
 
 MODEL_LABELS = ("model_id", "model_type", "tier")
+TASK_LABEL = "task"
+"""A multi-task model's counters carry it (one series per task); a single-task model's have none."""
 _BY = f"by ({', '.join(MODEL_LABELS)})"
+_BY_TASK = f"by ({', '.join((*MODEL_LABELS, TASK_LABEL))})"
 
 ALERT_SEVERITY = {Severity.PAGE: "critical", Severity.TICKET: "warning"}
 """Alertmanager severity label for each burn-rate rule severity."""
@@ -150,10 +156,13 @@ BUDGET_REMAINING_RECORD = "model:fleetdesk_slo_error_budget_remaining:ratio"
 
 
 def stability_rules(window: timedelta) -> list[RecordingRule]:
-    """Calibration and NE over ``window`` from summed counter increases (sum first, divide after)."""
+    """Calibration and NE over ``window`` from summed counter increases (sum first, divide after), per model and
+    per task of a multi-task model (its records carry the task label)."""
     w = duration(window)
     rules = [
-        RecordingRule(record=sum_record(name, window), expr=f"sum {_BY} (increase({counter}[{w}]))")
+        RecordingRule(
+            record=sum_record(name, window), expr=f"sum {_BY_TASK} (increase({counter}[{w}]))"
+        )
         for name, counter in COUNTERS.items()
     ]
     events, labels = sum_record("events", window), sum_record("label_sum", window)
@@ -229,7 +238,8 @@ def slice_rule(
     monitoring: MonitoringPolicy | None = None,
 ) -> RecordingRule:
     """The 0/1 "slice unstable" indicator per model, one term per distinct set of bands; a slice with fewer
-    events than its tier's minimum has none (no data)."""
+    events than its tier's minimum has none (no data). Each task of a multi-task model is judged on its own and
+    the model by its worst (the max over the tasks that have data), as fleetdesk.domain.tasks does."""
     by_bands: dict[HealthBands, list[str]] = defaultdict(list)
     for type_string, type_bands in bands.items():
         if type_bands != default_bands:
@@ -263,7 +273,10 @@ def slice_rule(
             for minimum, tiers in _by_value(least)
         )
         expr = f"(\n{expr})\nand\n(\n{enough}\n)\n"
-    return RecordingRule(record=slice_unstable_record(policy.slice), expr=expr)
+    return RecordingRule(
+        record=slice_unstable_record(policy.slice),
+        expr=f"max {_BY} (\n{textwrap.indent(expr, '  ')})\n",
+    )
 
 
 def _windows(policy: SloPolicy) -> list[timedelta]:
