@@ -15,7 +15,7 @@ from fleetdesk.domain.stability import Health, HealthBands, StabilitySums, merge
 from fleetdesk.domain.tasks import worst_task
 from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.fleets import load_fleet
-from fleetdesk.server.store import FleetConfig
+from fleetdesk.server.store import HEALTH_BY_CODE, FleetConfig
 from fleetdesk.server.store.seeding import BucketRows
 
 BANDS = HealthBands(calibration_low=0.9, calibration_high=1.1, ne_max=0.95, min_events=100)
@@ -136,9 +136,5 @@ def test_seeded_history_splits_a_multi_task_model_into_its_tasks_exactly() -> No
             assert math.fsum(row[3 + column] for row in parts) == pytest.approx(
                 sums[column], rel=1e-12
             )
-        assert (
-            health == max(row[-1] for row in parts if row[-1] != 2)
-            if any(row[-1] != 2 for row in parts)
-            else health == 2
-        )
+        assert HEALTH_BY_CODE[health] is worst_task(HEALTH_BY_CODE[row[-1]] for row in parts)
     assert datetime.fromtimestamp(model_rows[0][1], UTC) == end
