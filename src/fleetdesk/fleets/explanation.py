@@ -351,6 +351,11 @@ def render_text(e: Explanation) -> str:
             else []
         ),
         *(
+            [("tasks", ", ".join(e.type_record.tasks) + " (each judged; the model is its worst)")]
+            if e.type_record is not None and e.type_record.tasks
+            else []
+        ),
+        *(
             [("attributes", ", ".join(f"{k}={v}" for k, v in sorted(e.attributes.items())))]
             if e.attributes
             else []
