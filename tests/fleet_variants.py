@@ -124,6 +124,16 @@ def declare_tasks(raw: dict[str, Any]) -> None:
     }
 
 
+def declare_weighted_tasks(raw: dict[str, Any]) -> None:
+    """As declare_tasks, with comments and follows each too light to make the model unstable alone."""
+    declare_tasks(raw)
+    raw["types"]["ig_notifications_late-stage_mtml"]["task_weights"] = {
+        "clicks": 0.6,
+        "comments": 0.3,
+        "follows": 0.1,
+    }
+
+
 def task_bucket(
     task: str, start: datetime, calibration: float = 1.0, model_id: str = MULTI_TASK
 ) -> IngestBucket:

@@ -13,7 +13,15 @@ from typing import Any
 import httpx
 import pytest
 
-from fleet_variants import FIXED_NOW, MULTI_TASK, TASKS, declare_tasks, small_variant, task_bucket
+from fleet_variants import (
+    FIXED_NOW,
+    MULTI_TASK,
+    TASKS,
+    declare_tasks,
+    declare_weighted_tasks,
+    small_variant,
+    task_bucket,
+)
 from fleetdesk.server.embedded import EmbeddedServer
 
 from .helpers import assert_problem, auth, get
@@ -93,6 +101,21 @@ def test_the_worst_task_drives_the_models_health(server: EmbeddedServer) -> None
     assert whole["health"] == "unstable"
     assert _whole_bucket(server, "comments")["health"] == "unstable"
     assert _whole_bucket(server, "clicks")["health"] == "stable"
+
+
+def test_declared_task_weights_decide_instead_of_the_worst_task(
+    server_factory: Callable[..., EmbeddedServer], tmp_path: Path
+) -> None:
+    server = server_factory(
+        fleet=str(small_variant(tmp_path / "weighted.json", change=declare_weighted_tasks))
+    )
+    _advance(server, 2)
+    comments_bad = [task_bucket(t, FIXED_NOW, 1.6 if t == "comments" else 1.0) for t in TASKS]
+    clicks_bad = [task_bucket(t, FIXED_NOW + HOUR, 1.6 if t == "clicks" else 1.0) for t in TASKS]
+    assert _post(server, comments_bad).json()["unstable"] == []  # 0.3 of the weight: not half
+    assert _post(server, clicks_bad).json()["unstable"] == [MULTI_TASK]  # 0.6: more than half
+    points = get(server, f"/v1/models/{MULTI_TASK}/stability", window="6h").json()["points"]
+    assert [p["health"] for p in points[-2:]] == ["stable", "unstable"]
 
 
 def test_a_task_bucket_is_idempotent_and_never_rewritten(server: EmbeddedServer) -> None:

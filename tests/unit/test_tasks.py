@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from fleetdesk.domain.stability import Health, HealthBands, StabilitySums, merge
-from fleetdesk.domain.tasks import worst_task
+from fleetdesk.domain.tasks import model_health, worst_task
 from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server.store import HEALTH_BY_CODE, FleetConfig
@@ -80,6 +80,42 @@ def test_a_task_without_data_neither_breaks_nor_keeps_the_model() -> None:
     assert worst_task([]) is Health.NO_DATA
 
 
+S, U, N = Health.STABLE, Health.UNSTABLE, Health.NO_DATA
+WEIGHTS = {"clicks": 0.6, "comments": 0.3, "follows": 0.1, "experimental": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("healths", "expected"),
+    [
+        (
+            {"clicks": S, "comments": S, "follows": U, "experimental": U},
+            S,
+        ),  # 0.1 of 1.0 is not half
+        ({"clicks": S, "comments": U, "follows": U, "experimental": S}, S),  # 0.4 of 1.0
+        ({"clicks": U, "comments": S, "follows": S, "experimental": S}, U),  # 0.6 of 1.0
+        (
+            {"clicks": N, "comments": U, "follows": S, "experimental": S},
+            U,
+        ),  # 0.3 of the 0.4 with data
+        ({"clicks": N, "comments": U, "follows": U, "experimental": S}, U),
+        (
+            {"clicks": N, "comments": N, "follows": N, "experimental": U},
+            N,
+        ),  # weight 0 never decides
+        ({"clicks": N, "comments": S, "follows": U, "experimental": N}, S),  # 0.1 of 0.4
+    ],
+)
+def test_declared_weights_decide_by_the_weight_of_unstable_tasks(
+    healths: dict[str, Health], expected: Health
+) -> None:
+    assert model_health(healths, WEIGHTS) is expected
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(list(Health))))
+def test_without_weights_the_worst_task_decides(healths: dict[str, Health]) -> None:
+    assert model_health(healths) is worst_task(healths.values())
+
+
 def test_a_type_declares_each_task_once_with_a_plain_name() -> None:
     record = {
         "owner_team": "t",
@@ -96,6 +132,15 @@ def test_a_type_declares_each_task_once_with_a_plain_name() -> None:
         ModelTypeRecord.model_validate(record | {"tasks": ["clicks", "clicks"]})
     with pytest.raises(ValidationError, match="tasks.0"):
         ModelTypeRecord.model_validate(record | {"tasks": ['clicks"} or vector(1)']})
+    tasks = record | {"tasks": ["clicks", "follows"]}
+    weighted = ModelTypeRecord.model_validate(tasks | {"task_weights": {"clicks": 2, "follows": 0}})
+    assert weighted.task_weights == {"clicks": 2.0, "follows": 0.0}
+    for weights in ({"clicks": 1.0}, {"clicks": 1.0, "follows": 1.0, "likes": 1.0}):
+        with pytest.raises(ValidationError, match="a weight to each of its tasks"):
+            ModelTypeRecord.model_validate(tasks | {"task_weights": weights})
+    for weights in ({"clicks": 0, "follows": 0}, {"clicks": -1, "follows": 1}):
+        with pytest.raises(ValidationError, match="at least one is above 0"):
+            ModelTypeRecord.model_validate(tasks | {"task_weights": weights})
 
 
 def test_seeded_history_splits_a_multi_task_model_into_its_tasks_exactly() -> None:

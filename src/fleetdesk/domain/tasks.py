@@ -1,4 +1,5 @@
-"""Stability per task: a multi-task model is judged per task, and its health is its worst task's.
+"""Stability per task: a multi-task model is judged per task, and its health is its worst task's (or, when its
+type declares task weights, the weighted verdict of its tasks).
 
 A multi-task model (clicks, comments, follows; a foundation model's heads) predicts several labels, each with
 its own base rate: summing clicks and follows into one calibration says nothing about either. So each task
@@ -11,7 +12,7 @@ the model as a whole read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Annotated
 
 from pydantic import StringConstraints
@@ -34,3 +35,32 @@ def worst_task(healths: Iterable[Health]) -> Health:
     if Health.UNSTABLE in seen:
         return Health.UNSTABLE
     return Health.STABLE if Health.STABLE in seen else Health.NO_DATA
+
+
+UNSTABLE_SHARE = 0.5
+"""Under declared task weights, the model is unstable when its unstable tasks carry at least this share of the
+weight of its tasks that have data."""
+
+
+def model_health(
+    healths: Mapping[str, Health], weights: Mapping[str, float] | None = None
+) -> Health:
+    """The model's health from its tasks' (task → health) in one bucket: its worst task's, or with declared
+    ``weights`` (task → weight, every task) unstable when its unstable tasks carry at least UNSTABLE_SHARE of
+    the weight of its tasks with data, no data when no task of positive weight has data.
+
+    Weights let a type say that a head which barely matters (an experimental one: weight 0) or a minor task
+    beside a major one does not decide alone; without them every task decides alone.
+    """
+    if weights is None:
+        return worst_task(healths.values())
+    judged = [
+        (weights[task], health)
+        for task, health in healths.items()
+        if health is not Health.NO_DATA and weights[task] > 0.0
+    ]
+    total = sum(weight for weight, _ in judged)
+    if not total:
+        return Health.NO_DATA
+    unstable = sum(weight for weight, health in judged if health is Health.UNSTABLE)
+    return Health.UNSTABLE if unstable >= UNSTABLE_SHARE * total else Health.STABLE

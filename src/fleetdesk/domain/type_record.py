@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleetdesk.domain.bounds import MAX_SIGNAL
 from fleetdesk.domain.model_type import ModelTypeError, Vocabulary
 from fleetdesk.domain.registry import AttributeValue, Model, RegistryViolation, Role, Tier
 from fleetdesk.domain.stability import HealthBands
@@ -101,11 +102,32 @@ class ModelTypeRecord(BaseModel):
             raise ValueError(f"attribute names are lowercase words joined by '_': {', '.join(bad)}")
         return self
 
+    task_weights: dict[TaskName, float] | None = Field(
+        default=None,
+        description="Each task's weight, when its models are not judged by their worst task: a model is then"
+        " unstable when its unstable tasks carry at least half the weight of its tasks with data",
+    )
+
     @model_validator(mode="after")
     def _tasks_once(self) -> ModelTypeRecord:
         repeated = sorted({task for task in self.tasks if self.tasks.count(task) > 1})
         if repeated:
             raise ValueError(f"tasks are named once each: {', '.join(repeated)}")
+        return self
+
+    @model_validator(mode="after")
+    def _weights_for_every_task(self) -> ModelTypeRecord:
+        weights = self.task_weights
+        if weights is None:
+            return self
+        if set(weights) != set(self.tasks):
+            raise ValueError(
+                f"task_weights gives a weight to each of its tasks and only to them ({', '.join(self.tasks) or 'none'})"
+            )
+        if not all(0.0 <= weight <= MAX_SIGNAL for weight in weights.values()) or not any(
+            weights.values()
+        ):
+            raise ValueError("task weights are at least 0, and at least one is above 0")
         return self
 
 

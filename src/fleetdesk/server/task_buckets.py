@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.stability import Health, StabilitySums
-from fleetdesk.domain.tasks import worst_task
+from fleetdesk.domain.tasks import model_health
 from fleetdesk.server.store import (
     CODE_BY_HEALTH,
     HEALTH_BY_CODE,
@@ -84,8 +84,9 @@ def combine(
     model_keys: dict[str, int],
     fresh: dict[tuple[str, str, int], Sums],
 ) -> tuple[dict[tuple[str, int], tuple[Sums, int]], list[tuple]]:
-    """The models' combined buckets ((model id, start) → (sums over its tasks, health of its worst task)) and
-    the task rows to store, from the new task buckets ((model id, task, start) → sums)."""
+    """The models' combined buckets ((model id, start) → (sums over its tasks, health of its worst task or by
+    its type's task weights)) and the task rows to store, from the new task buckets ((model id, task, start) →
+    sums)."""
     by_bucket: dict[tuple[str, int], dict[str, Sums]] = {}
     for (model_id, task, start), sums in fresh.items():
         by_bucket.setdefault((model_id, start), {})[task] = sums
@@ -94,15 +95,16 @@ def combine(
     for (model_id, start), tasks in by_bucket.items():
         model = registry.models[model_id]
         bands = config.bands_for(model)
-        healths = []
+        healths = {}
         # Declared order, so the same tasks always sum to the same combined bucket, bit for bit.
         for task in config.tasks_for(model):
             sums = tasks[task]
             health = bucket_health(bands, *sums)
-            healths.append(HEALTH_BY_CODE[health])
+            healths[task] = HEALTH_BY_CODE[health]
             rows.append((model_keys[model_id], task, start, *sums, health))
         total = tuple(sum(column) for column in zip(*(tasks[t] for t in config.tasks_for(model))))
-        combined[(model_id, start)] = (total, CODE_BY_HEALTH[worst_task(healths)])
+        verdict = model_health(healths, config.task_weights_for(model))
+        combined[(model_id, start)] = (total, CODE_BY_HEALTH[verdict])
     return combined, rows
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 
 from fleetdesk.domain.comparison import compare
 from fleetdesk.domain.stability import StabilityBucket
-from fleetdesk.domain.tasks import worst_task
+from fleetdesk.domain.tasks import model_health
 from fleetdesk.server import views
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep, TextQuery
 from fleetdesk.server.metrics_source import MetricsSourceError
@@ -88,17 +88,20 @@ def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[Stabilit
     ]
 
 
-def _judged_by_worst_task(
-    points: list[StabilityPoint], per_task: list[list[StabilityPoint]]
+def _judged_by_tasks(
+    points: list[StabilityPoint],
+    per_task: dict[str, list[StabilityPoint]],
+    weights: dict[str, float] | None,
 ) -> list[StabilityPoint]:
-    """A multi-task model's whole series, each bucket judged by its worst task (as ingest judged it), not by
-    its summed sums: a sum over clicks and follows has no band of its own."""
-    healths: dict[datetime, list[Health]] = defaultdict(list)
-    for task_points in per_task:
+    """A multi-task model's whole series, each bucket judged from its tasks (as ingest judged it), not by its
+    summed sums: a sum over clicks and follows has no band of its own."""
+    healths: dict[datetime, dict[str, Health]] = defaultdict(dict)
+    for task, task_points in per_task.items():
         for point in task_points:
-            healths[point.start].append(point.health)
+            healths[point.start][task] = point.health
     return [
-        point.model_copy(update={"health": worst_task(healths[point.start])}) for point in points
+        point.model_copy(update={"health": model_health(healths[point.start], weights)})
+        for point in points
     ]
 
 
@@ -151,9 +154,13 @@ def stability(
     try:
         points = _points(backend.metrics.buckets(model_id, start, end, task), bands)
         if task is None and tasks:
-            points = _judged_by_worst_task(
+            points = _judged_by_tasks(
                 points,
-                [_points(backend.metrics.buckets(model_id, start, end, t), bands) for t in tasks],
+                {
+                    t: _points(backend.metrics.buckets(model_id, start, end, t), bands)
+                    for t in tasks
+                },
+                backend.config.task_weights_for(model),
             )
         baseline_points = series_of(model.baseline_model_id)
         holdout_points = series_of(model.holdout_model_id)

@@ -49,6 +49,11 @@ class FleetConfig(BaseModel):
         record = self.types.get(model.type)
         return () if record is None else record.tasks
 
+    def task_weights_for(self, model: Model) -> dict[str, float] | None:
+        """Its type's declared task weights; None: the model is judged by its worst task."""
+        record = self.types.get(model.type)
+        return None if record is None else record.task_weights
+
     @property
     def bucket_seconds(self) -> int:
         return int(self.bucket.total_seconds())

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fleetdesk.domain.stability import HealthBands
-from fleetdesk.domain.tasks import worst_task
+from fleetdesk.domain.tasks import model_health
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.values import (
     CODE_BY_HEALTH,
@@ -73,6 +73,7 @@ class BucketRows:
             least = bands.min_events  # fewer events than the tier asks for: no data
             key = keys[model_id]
             tasks = config.tasks_for(fleet.registry.models[model_id])
+            weights = config.task_weights_for(fleet.registry.models[model_id])
             total_w = total_l = total_p = total_c = 0.0
             for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
                 total_w += weight
@@ -85,7 +86,15 @@ class BucketRows:
                 health = NO_DATA
                 if tasks:
                     health = self._split(
-                        key, at, tasks, bands, weight, label_sum, prediction_sum, cross_entropy_sum
+                        key,
+                        at,
+                        tasks,
+                        weights,
+                        bands,
+                        weight,
+                        label_sum,
+                        prediction_sum,
+                        cross_entropy_sum,
                     )
                 elif weight > 0.0 and weight >= least:
                     rate = label_sum / weight
@@ -106,20 +115,26 @@ class BucketRows:
                 progress(done, models, self.counted)
 
     def _split(
-        self, key: int, at: int, tasks: tuple[str, ...], bands: HealthBands, *sums: float
+        self,
+        key: int,
+        at: int,
+        tasks: tuple[str, ...],
+        weights: dict[str, float] | None,
+        bands: HealthBands,
+        *sums: float,
     ) -> int:
         """A fleet's history has one series per model: a multi-task model's is split over its tasks, the first
         task the most frequent (each next one half as many events), each with the model's ratios; the model is
-        judged by its worst task, as at ingest. Returns the model bucket's health."""
+        judged from its tasks as at ingest. Returns the model bucket's health."""
         shares = [0.5**i for i in range(len(tasks))]
         whole = sum(shares)
-        healths = []
+        healths = {}
         for task, share in zip(tasks, shares):
             part = [value * share / whole for value in sums]
             health = bucket_health(bands, *part)
-            healths.append(HEALTH_BY_CODE[health])
+            healths[task] = HEALTH_BY_CODE[health]
             self.task_rows.append((key, task, at, *part, health))
-        return CODE_BY_HEALTH[worst_task(healths)]
+        return CODE_BY_HEALTH[model_health(healths, weights)]
 
 
 def count_days(conn: Any, rows: list[tuple]) -> None:
