@@ -50,9 +50,9 @@ def test_generated_rules_pass_promtool_check(tmp_path: Path) -> None:
     result = promtool("check", "rules", recording, alerts)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS: 7 rules found" in result.stdout
-    # slice health, 5 burn rates, the budget; each rule's alert per group of tiers the policy treats alike
+    # slice health per task and per model, 5 burn rates, the budget; each rule's alert per group of tiers the policy treats alike
     # (page-fast: TIER0-2 page, TIER3-4 held tickets; page-slow: TIER0-1, TIER2-4; ticket: TIER0-1, TIER2-4)
-    assert "SUCCESS: 13 rules found" in result.stdout
+    assert "SUCCESS: 14 rules found" in result.stdout
 
 
 @pytest.mark.parametrize("name", ["fleetdesk-recording.yml", "fleetdesk-alerts.yml"])
@@ -230,8 +230,18 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
 
 def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> None:
     """Per-task records carry the task label; the model's slice is unstable when one task's is, and a task with
-    no data (no positives) neither breaks nor keeps a model whose other task has data."""
+    no data (no positives) neither breaks nor keeps a model whose other task has data; under declared task
+    weights, unstable when its unstable tasks carry at least half the weight."""
+    weighted_type = "ig_reels_early_mtml"
     recording, alerts = write_rules(tmp_path)
+    alerts.write_text(
+        rules.alert_rule_file(
+            POLICY,
+            DEFAULT_BANDS,
+            {WIDE_TYPE: WIDE_BANDS},
+            task_weights={weighted_type: {"clicks": 0.75, "comments": 0.25}},
+        ).to_yaml()
+    )
     healthy = StabilitySums.from_events(
         [(0.4, 1.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0)] * 5
     )
@@ -247,13 +257,15 @@ def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> Non
     hour, minutes = timedelta(hours=1), 150
     model_type = "ig_feed_early_mtml"
 
-    def task_series(model_id: str, task: str, sums: StabilitySums) -> list[dict[str, str]]:
+    def task_series(
+        model_id: str, task: str, sums: StabilitySums, of_type: str = model_type
+    ) -> list[dict[str, str]]:
         return [
             {**item, "series": item["series"].replace("}", f',task="{task}"}}')}
-            for item in _model_series(model_id, model_type, sums, minutes)
+            for item in _model_series(model_id, of_type, sums, minutes)
         ]
 
-    labels = f'model_id="{{}}",model_type="{model_type}",tier="TIER1"'
+    labels = 'model_id="{}",model_type="{}",tier="TIER1"'
     test_file = {
         "rule_files": [str(recording), str(alerts)],
         "evaluation_interval": "1m",
@@ -265,6 +277,11 @@ def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> Non
                     *task_series("worst", "comments", drifting),
                     *task_series("sparse", "clicks", healthy),
                     *task_series("sparse", "conversions", no_positives),
+                    # Weighted: a drifting light task does not make the model unstable, a heavy one does.
+                    *task_series("light", "clicks", clicks, weighted_type),
+                    *task_series("light", "comments", drifting, weighted_type),
+                    *task_series("heavy", "clicks", drifting, weighted_type),
+                    *task_series("heavy", "comments", clicks, weighted_type),
                 ],
                 "promql_expr_test": [
                     {
@@ -274,7 +291,9 @@ def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> Non
                         "eval_time": "90m",
                         "exp_samples": [
                             {
-                                "labels": "{" + labels.format("worst") + f',task="{task}"}}',
+                                "labels": "{"
+                                + labels.format("worst", model_type)
+                                + f',task="{task}"}}',
                                 "value": 1,
                             }
                         ],
@@ -289,11 +308,16 @@ def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> Non
                             {
                                 "labels": rules.slice_unstable_record(hour)
                                 + "{"
-                                + labels.format(model_id)
+                                + labels.format(model_id, of_type)
                                 + "}",
                                 "value": value,
                             }
-                            for model_id, value in (("sparse", 0), ("worst", 1))
+                            for model_id, of_type, value in (
+                                ("heavy", weighted_type, 1),
+                                ("light", weighted_type, 0),
+                                ("sparse", model_type, 0),
+                                ("worst", model_type, 1),
+                            )
                         ],
                     }
                 ],
@@ -304,8 +328,8 @@ def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> Non
                         "exp_alerts": [
                             {
                                 "exp_labels": {
-                                    "model_id": "worst",
-                                    "model_type": model_type,
+                                    "model_id": model_id,
+                                    "model_type": of_type,
                                     "tier": "TIER1",
                                     "severity": "critical",
                                     "slo_rule": "page-fast",
@@ -313,15 +337,20 @@ def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> Non
                                     "short_window": "5m",
                                 },
                                 "exp_annotations": {
-                                    "summary": "worst (TIER1) burns its stability error budget at 14.4x or more"
-                                    " over 1h and 5m",
-                                    "description": f"Model worst of type {model_type} (TIER1) is outside its"
+                                    "summary": f"{model_id} (TIER1) burns its stability error budget at 14.4x"
+                                    " or more over 1h and 5m",
+                                    "description": f"Model {model_id} of type {of_type} (TIER1) is outside its"
                                     " calibration/NE bands in more than 14.4x the share of 1h slices"
                                     " its tier's objective allows; burn rate 100 over 1h.",
                                     "policy": "pages: TIER1 policy, page-fast 100x ≥ 14.4x",
-                                    "console": "fleetdesk console --server http://127.0.0.1:8787  # then open worst",
+                                    "console": "fleetdesk console --server http://127.0.0.1:8787"
+                                    f"  # then open {model_id}",
                                 },
                             }
+                            for model_id, of_type in (
+                                ("heavy", weighted_type),
+                                ("worst", model_type),
+                            )
                         ],
                     }
                 ],
