@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 from itertools import permutations
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from fleet_variants import MULTI_TASK, declare_tasks, declare_weighted_tasks, small_variant
 from fleetdesk.domain.stability import Health, HealthBands, StabilitySums, merge
 from fleetdesk.domain.tasks import model_health, worst_task
 from fleetdesk.domain.type_record import ModelTypeRecord
@@ -183,3 +185,16 @@ def test_seeded_history_splits_a_multi_task_model_into_its_tasks_exactly() -> No
             )
         assert HEALTH_BY_CODE[health] is worst_task(HEALTH_BY_CODE[row[-1]] for row in parts)
     assert datetime.fromtimestamp(model_rows[0][1], UTC) == end
+
+
+def test_explain_lists_a_types_tasks(tmp_path: Path) -> None:
+    from fleetdesk.fleets.explanation import explain, render_text
+
+    fleet = load_fleet(str(small_variant(tmp_path / "tasks.json", change=declare_tasks)))
+    text = render_text(explain(fleet, MULTI_TASK))
+    assert "tasks       clicks, comments, follows (each judged; the model is its worst)" in text
+    fleet = load_fleet(
+        str(small_variant(tmp_path / "weighted.json", change=declare_weighted_tasks))
+    )
+    text = render_text(explain(fleet, MULTI_TASK))
+    assert "tasks       clicks 0.6, comments 0.3, follows 0.1 (each judged; the model is\n" in text
