@@ -198,3 +198,16 @@ def test_explain_lists_a_types_tasks(tmp_path: Path) -> None:
     )
     text = render_text(explain(fleet, MULTI_TASK))
     assert "tasks       clicks 0.6, comments 0.3, follows 0.1 (each judged; the model is\n" in text
+
+
+def test_a_drill_sends_a_multi_task_models_buckets_with_every_task(tmp_path: Path) -> None:
+    from fleetdesk.drills.replay import drill_fleet, plan_replay
+    from fleetdesk.drills.scenario import load_scenario
+
+    scenario, path = load_scenario("stale-feed")
+    fleet_file = small_variant(tmp_path / "tasks.json", change=declare_tasks)
+    plan = plan_replay(scenario, drill_fleet(scenario, str(path), str(fleet_file)))
+    sent = [bucket for bucket in plan.ticks[0].buckets if bucket.model_id == MULTI_TASK]
+    assert [bucket.task for bucket in sent] == ["clicks", "comments", "follows"]
+    others = [bucket for bucket in plan.ticks[0].buckets if bucket.model_id != MULTI_TASK]
+    assert others and all(bucket.task is None for bucket in others)

@@ -12,7 +12,7 @@ the model as a whole read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Annotated
 
 from pydantic import StringConstraints
@@ -64,3 +64,15 @@ def model_health(
         return Health.NO_DATA
     unstable = sum(weight for weight, health in judged if health is Health.UNSTABLE)
     return Health.UNSTABLE if unstable >= UNSTABLE_SHARE * total else Health.STABLE
+
+
+def split_synthetic(
+    tasks: Sequence[str], sums: Sequence[float]
+) -> Iterator[tuple[str, tuple[float, ...]]]:
+    """A synthetic fleet's series is one per model (fleetdesk.domain.synthetic): a multi-task model's is split
+    over its tasks, (task, its sums) each, the first task the most frequent and each next one with half as many
+    events, every task with the model's ratios (an incident injected into the model shows in each task)."""
+    shares = [0.5**i for i in range(len(tasks))]
+    whole = sum(shares)
+    for task, share in zip(tasks, shares):
+        yield task, tuple(value * share / whole for value in sums)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fleetdesk.domain.stability import HealthBands
-from fleetdesk.domain.tasks import model_health
+from fleetdesk.domain.tasks import model_health, split_synthetic
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.values import (
     CODE_BY_HEALTH,
@@ -123,14 +123,10 @@ class BucketRows:
         bands: HealthBands,
         *sums: float,
     ) -> int:
-        """A fleet's history has one series per model: a multi-task model's is split over its tasks, the first
-        task the most frequent (each next one half as many events), each with the model's ratios; the model is
-        judged from its tasks as at ingest. Returns the model bucket's health."""
-        shares = [0.5**i for i in range(len(tasks))]
-        whole = sum(shares)
+        """The model bucket's health from its tasks' (as at ingest), its task rows kept: the fleet's one series
+        per model split over its tasks (fleetdesk.domain.tasks.split_synthetic)."""
         healths = {}
-        for task, share in zip(tasks, shares):
-            part = [value * share / whole for value in sums]
+        for task, part in split_synthetic(tasks, sums):
             health = bucket_health(bands, *part)
             healths[task] = HEALTH_BY_CODE[health]
             self.task_rows.append((key, task, at, *part, health))
