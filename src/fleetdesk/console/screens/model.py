@@ -247,6 +247,8 @@ class ModelScreen(ActionKeys):
             )
         if isinstance(data, BucketClosedData) and data.model_id in mine:
             self.load_series()  # charts change only when a bucket closes
+            if data.model_id == self.model_id and self.detail is not None and self.detail.tasks:
+                self.reload()  # so do its tasks' verdicts, even when the model's own stays the same
         elif isinstance(data, SloChangedData) and data.model_id == self.model_id:
             self.reload()
         elif isinstance(data, ActionEventData) and (
