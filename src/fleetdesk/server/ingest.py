@@ -3,7 +3,8 @@
 A bucket already stored with the same sums is a no-op; with different sums the
 whole batch is refused (409) and nothing is stored: history is not rewritten
 silently. Health is scored once, here, against the model type's bands (a
-multi-task model's per task, the model judged by its worst: server/task_buckets.py).
+multi-task model's per task, the model judged by its worst task or its type's
+task weights: server/task_buckets.py).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def ingest(
             conflicts=conflicts[:MAX_LISTED],
         )
 
-    # Each model bucket with its health: a multi-task model's summed over its tasks, judged by its worst task.
+    # Each model bucket with its health: a multi-task model's summed over its tasks and judged from them.
     model_buckets, task_rows = task_buckets.combine(
         backend.config,
         backend.registry,

@@ -118,7 +118,8 @@ def stored_sums(conn: Connection, model_key: int, task: str, start: int) -> Sums
 
 
 def store(conn: Connection, rows: Iterable[Sequence]) -> None:
-    """Insert task rows (model_key, task, start, sums…, health) and add them to the tasks' running totals."""
+    """Insert task rows (model_key, task, start, sums…, health) and add them to the tasks' running totals (each
+    at most its model's, which ingest keeps below MAX_TOTAL: sums are never negative)."""
     rows = list(rows)
     conn.executemany("INSERT INTO task_buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     add_task_totals(conn, rows)
