@@ -73,7 +73,7 @@ class AttributeSpec(BaseModel):
 class ModelTypeRecord(BaseModel):
     """A model type's own record, keyed by its type string in the fleet file's ``types``."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     owner_team: str = Field(min_length=1, description="The team that owns the category")
     description: str = Field(min_length=1, max_length=MAX_TEXT, description="What the type is for")
