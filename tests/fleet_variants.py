@@ -107,3 +107,40 @@ def bucket(
         prediction_sum=labels * calibration,
         cross_entropy_sum=ne * binary_entropy(rate) * weight,
     )
+
+
+MULTI_TASK = "ig_notifications_late-stage_mtml.v15"  # TIER2 baseline, alone of its type
+TASKS = ("clicks", "comments", "follows")
+
+
+def declare_tasks(raw: dict[str, Any]) -> None:
+    """A ``change`` for small_variant: MULTI_TASK's type declares TASKS, so its models are judged per task."""
+    raw["types"]["ig_notifications_late-stage_mtml"] = {
+        "owner_team": "ig-notifications-ranking",
+        "description": "Ranks Instagram notifications by the clicks, comments and follows they bring.",
+        "default_tier": "TIER2",
+        "runbook_url": "https://runbooks.example/ig-notifications-ranking",
+        "tasks": list(TASKS),
+    }
+
+
+def declare_weighted_tasks(raw: dict[str, Any]) -> None:
+    """As declare_tasks, with comments and follows each too light to make the model unstable alone."""
+    declare_tasks(raw)
+    raw["types"]["ig_notifications_late-stage_mtml"]["task_weights"] = {
+        "clicks": 0.6,
+        "comments": 0.3,
+        "follows": 0.1,
+    }
+
+
+def task_bucket(
+    task: str, start: datetime, calibration: float = 1.0, model_id: str = MULTI_TASK
+) -> IngestBucket:
+    """One closed bucket of one task of the multi-task model (each task its own volume and base rate)."""
+    weight, rate = {"clicks": (100_000.0, 0.05), "comments": (50_000.0, 0.02)}.get(
+        task, (20_000.0, 0.01)
+    )
+    return bucket(model_id, start, calibration, weight=weight, rate=rate).model_copy(
+        update={"task": task}
+    )

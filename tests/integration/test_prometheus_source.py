@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from fleet_variants import MULTI_TASK, TASKS, declare_tasks
 from fleetdesk.client import FleetdeskClient, FleetdeskError, RetryPolicy
 from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
@@ -38,8 +39,11 @@ DEADLINE = 30.0
 
 
 def short_bucket_fleet(directory: Path) -> Path:
-    """The small fleet with 4-second buckets (and slices) and two minutes of history."""
+    """The small fleet with 4-second buckets (and slices) and two minutes of history; MULTI_TASK's type
+    declares its tasks."""
     raw = json.loads((locations.fleets_dir() / "small.json").read_text())
+    raw["types"] = {}
+    declare_tasks(raw)
     end = datetime.fromisoformat(raw["history"]["end"])
     raw["history"]["bucket"] = BUCKET.total_seconds()
     raw["history"]["start"] = (end - 30 * BUCKET).isoformat()
@@ -115,12 +119,13 @@ def client(server: EmbeddedServer, token: str) -> FleetdeskClient:
     return FleetdeskClient(server.url, SecretStr(token), retry=RetryPolicy(attempts=1))
 
 
-def scraped_since(prometheus_url: str, since: datetime) -> bool:
+def scraped_since(prometheus_url: str, since: datetime, model_id: str = MODEL) -> bool:
     """Prometheus holds a sample of the model's counters taken after ``since``."""
     api = PrometheusApi(prometheus_url)
     try:
         result = api.query(
-            f'timestamp(fleetdesk_stability_events_total{{model_id="{MODEL}"}})', datetime.now(UTC)
+            f'timestamp(fleetdesk_stability_events_total{{model_id="{model_id}"}})',
+            datetime.now(UTC),
         )
     finally:
         api.close()
@@ -189,6 +194,52 @@ async def test_prometheus_source_shows_the_local_store_values_for_the_same_bucke
         assert remote.normalized_entropy == pytest.approx(local.normalized_entropy, rel=1e-9)
         assert remote.weight == pytest.approx(local.weight, rel=1e-9)
         assert remote.health == local.health
+
+
+async def test_prometheus_source_reads_each_task_and_the_model_as_their_sum(
+    reference: EmbeddedServer, reader: EmbeddedServer, scraper: Daemon
+) -> None:
+    wait_until(
+        lambda: scraped_since(scraper.url, datetime.fromtimestamp(0, UTC), MULTI_TASK),
+        DEADLINE,
+        "a first scrape",
+    )
+    ingested: dict[str, StabilitySums] = {}
+    async with client(reference, reference.admin_token) as admin:
+        boundary = next_boundary(datetime.now(UTC))
+        await until(boundary + timedelta(seconds=0.3))
+        start = boundary - BUCKET
+        ingested = {task: traffic(step) for step, task in enumerate(TASKS)}
+        await admin.ingest(
+            [
+                IngestBucket(model_id=MULTI_TASK, start=start, task=task, **sums.model_dump())
+                for task, sums in ingested.items()
+            ]
+        )
+        assert (datetime.now(UTC) - boundary) < BUCKET - SCRAPE_MARGIN
+
+    async with client(reader, reader.viewer_token) as viewer:
+
+        async def scraped(task: str | None) -> StabilitySeries | None:
+            series = await viewer.stability(MULTI_TASK, Window.H1, task=task)
+            return series if start in {p.start for p in series.points} else None
+
+        end = time.monotonic() + DEADLINE
+        while (whole := await scraped(None)) is None:
+            assert time.monotonic() < end, "Prometheus never showed the ingested bucket"
+            await asyncio.sleep(0.2)
+        per_task = {task: await scraped(task) for task in TASKS}
+
+    for task, sums in ingested.items():
+        series = per_task[task]
+        assert series is not None and series.task == task
+        (point,) = [p for p in series.points if p.start == start]
+        assert point.calibration == pytest.approx(sums.calibration, rel=1e-9)
+        assert point.normalized_entropy == pytest.approx(sums.normalized_entropy, rel=1e-9)
+    (point,) = [p for p in whole.points if p.start == start]
+    total = ingested["clicks"] + ingested["comments"] + ingested["follows"]
+    assert point.weight == pytest.approx(total.weight, rel=1e-9)
+    assert point.calibration == pytest.approx(total.calibration, rel=1e-9)
 
 
 async def test_prometheus_down_and_prometheus_errors_are_problem_details(

@@ -50,9 +50,9 @@ def test_generated_rules_pass_promtool_check(tmp_path: Path) -> None:
     result = promtool("check", "rules", recording, alerts)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS: 7 rules found" in result.stdout
-    # slice health, 5 burn rates, the budget; each rule's alert per group of tiers the policy treats alike
+    # slice health per task and per model, 5 burn rates, the budget; each rule's alert per group of tiers the policy treats alike
     # (page-fast: TIER0-2 page, TIER3-4 held tickets; page-slow: TIER0-1, TIER2-4; ticket: TIER0-1, TIER2-4)
-    assert "SUCCESS: 13 rules found" in result.stdout
+    assert "SUCCESS: 14 rules found" in result.stdout
 
 
 @pytest.mark.parametrize("name", ["fleetdesk-recording.yml", "fleetdesk-alerts.yml"])
@@ -223,6 +223,141 @@ def test_rules_compute_domain_calibration_ne_and_fire_burn_rate_alerts(tmp_path:
         ],
     }
     path = tmp_path / "rules_test.yml"
+    path.write_text(yaml.safe_dump(test_file, sort_keys=False))
+    result = promtool("test", "rules", path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_rules_judge_each_task_and_the_model_by_its_worst(tmp_path: Path) -> None:
+    """Per-task records carry the task label; the model's slice is unstable when one task's is, and a task with
+    no data (no positives) neither breaks nor keeps a model whose other task has data; under declared task
+    weights, unstable when its unstable tasks carry at least half the weight."""
+    weighted_type = "ig_reels_early_mtml"
+    recording, alerts = write_rules(tmp_path)
+    alerts.write_text(
+        rules.alert_rule_file(
+            POLICY,
+            DEFAULT_BANDS,
+            {WIDE_TYPE: WIDE_BANDS},
+            task_weights={weighted_type: {"clicks": 0.75, "comments": 0.25}},
+        ).to_yaml()
+    )
+    healthy = StabilitySums.from_events(
+        [(0.4, 1.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0)] * 5
+    )
+    drifting = StabilitySums.from_events(
+        [(0.6, 1.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0), (0.3, 0.0, 1.0)] * 5
+    )
+    clicks = StabilitySums.from_events(
+        [(0.4, 1.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.0)] * 50
+    )
+    no_positives = StabilitySums.from_events([(0.2, 0.0, 1.0)] * 20)
+    # Summed over its tasks the drifting model is inside the bands: only per task is it not.
+    assert DEFAULT_BANDS.health(clicks + drifting).value == "stable"
+    hour, minutes = timedelta(hours=1), 150
+    model_type = "ig_feed_early_mtml"
+
+    def task_series(
+        model_id: str, task: str, sums: StabilitySums, of_type: str = model_type
+    ) -> list[dict[str, str]]:
+        return [
+            {**item, "series": item["series"].replace("}", f',task="{task}"}}')}
+            for item in _model_series(model_id, of_type, sums, minutes)
+        ]
+
+    labels = 'model_id="{}",model_type="{}",tier="TIER1"'
+    test_file = {
+        "rule_files": [str(recording), str(alerts)],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    *task_series("worst", "clicks", clicks),
+                    *task_series("worst", "comments", drifting),
+                    *task_series("sparse", "clicks", healthy),
+                    *task_series("sparse", "conversions", no_positives),
+                    # Weighted: a drifting light task does not make the model unstable, a heavy one does.
+                    *task_series("light", "clicks", clicks, weighted_type),
+                    *task_series("light", "comments", drifting, weighted_type),
+                    *task_series("heavy", "clicks", drifting, weighted_type),
+                    *task_series("heavy", "comments", clicks, weighted_type),
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": f'abs({rules.calibration_record(hour)}{{model_id="worst"}}'
+                        f" / {sums.calibration!r} - 1) < bool 1e-9"
+                        f' and {rules.calibration_record(hour)}{{task="{task}"}}',
+                        "eval_time": "90m",
+                        "exp_samples": [
+                            {
+                                "labels": "{"
+                                + labels.format("worst", model_type)
+                                + f',task="{task}"}}',
+                                "value": 1,
+                            }
+                        ],
+                    }
+                    for task, sums in (("clicks", clicks), ("comments", drifting))
+                ]
+                + [
+                    {
+                        "expr": rules.slice_unstable_record(hour),
+                        "eval_time": "90m",
+                        "exp_samples": [
+                            {
+                                "labels": rules.slice_unstable_record(hour)
+                                + "{"
+                                + labels.format(model_id, of_type)
+                                + "}",
+                                "value": value,
+                            }
+                            for model_id, of_type, value in (
+                                ("heavy", weighted_type, 1),
+                                ("light", weighted_type, 0),
+                                ("sparse", model_type, 0),
+                                ("worst", model_type, 1),
+                            )
+                        ],
+                    }
+                ],
+                "alert_rule_test": [
+                    {
+                        "eval_time": "140m",
+                        "alertname": "FleetdeskStabilityBurnRatePageFast",
+                        "exp_alerts": [
+                            {
+                                "exp_labels": {
+                                    "model_id": model_id,
+                                    "model_type": of_type,
+                                    "tier": "TIER1",
+                                    "severity": "critical",
+                                    "slo_rule": "page-fast",
+                                    "long_window": "1h",
+                                    "short_window": "5m",
+                                },
+                                "exp_annotations": {
+                                    "summary": f"{model_id} (TIER1) burns its stability error budget at 14.4x"
+                                    " or more over 1h and 5m",
+                                    "description": f"Model {model_id} of type {of_type} (TIER1) is outside its"
+                                    " calibration/NE bands in more than 14.4x the share of 1h slices"
+                                    " its tier's objective allows; burn rate 100 over 1h.",
+                                    "policy": "pages: TIER1 policy, page-fast 100x ≥ 14.4x",
+                                    "console": "fleetdesk console --server http://127.0.0.1:8787"
+                                    f"  # then open {model_id}",
+                                },
+                            }
+                            for model_id, of_type in (
+                                ("heavy", weighted_type),
+                                ("worst", model_type),
+                            )
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "tasks_test.yml"
     path.write_text(yaml.safe_dump(test_file, sort_keys=False))
     result = promtool("test", "rules", path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -166,7 +166,9 @@ def _run(script: str, tmp_path: Path, cache_home: Path) -> subprocess.Popen[str]
         from fleetdesk.server.seeded_stores import prepare
         now = datetime.fromisoformat({T0.isoformat()!r})
     """) + textwrap.dedent(script)
-    env = {"XDG_CACHE_HOME": str(cache_home), "PATH": "/usr/bin:/bin"}
+    # The child imports the fleetdesk under test (a worktree on PYTHONPATH), not whichever one is installed.
+    source = str(Path(seeded_stores.__file__).parents[2])
+    env = {"XDG_CACHE_HOME": str(cache_home), "PATH": "/usr/bin:/bin", "PYTHONPATH": source}
     return subprocess.Popen(
         [sys.executable, "-c", code],
         cwd=tmp_path,

@@ -193,12 +193,19 @@ class FleetdeskClient:
         return await self._get(f"/models/{_segment(model_id)}/lineage", Lineage)
 
     async def stability(
-        self, model_id: str, window: Window = Window.H24, holdout: bool = False
+        self,
+        model_id: str,
+        window: Window = Window.H24,
+        holdout: bool = False,
+        task: str | None = None,
     ) -> StabilitySeries:
-        """Calibration and NE per bucket over ``window``, with the baseline's series (and the holdout's, asked)."""
+        """Calibration and NE per bucket over ``window``, with the baseline's series (and the holdout's, asked);
+        of one task of a multi-task model, or of the model as a whole."""
         params: dict[str, Any] = {"window": window}
         if holdout:
             params["holdout"] = "true"
+        if task is not None:
+            params["task"] = task
         return await self._get(f"/models/{_segment(model_id)}/stability", StabilitySeries, params)
 
     async def slo(self, model_id: str) -> SloStatus:

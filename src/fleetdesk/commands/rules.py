@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             args.server_url or rules.DEFAULT_SERVER_URL,
             fleet.file.policy,
             fleet.registry.models.values(),
+            {t: r.task_weights for t, r in fleet.file.types.items() if r.task_weights},
         )
     sys.stdout.write(rule_file.to_yaml(header))
     return 0

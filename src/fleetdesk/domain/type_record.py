@@ -16,9 +16,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleetdesk.domain.bounds import MAX_SIGNAL
 from fleetdesk.domain.model_type import ModelTypeError, Vocabulary
 from fleetdesk.domain.registry import AttributeValue, Model, RegistryViolation, Role, Tier
 from fleetdesk.domain.stability import HealthBands
+from fleetdesk.domain.tasks import TaskName
 
 ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_TEXT = 1000
@@ -71,7 +73,7 @@ class AttributeSpec(BaseModel):
 class ModelTypeRecord(BaseModel):
     """A model type's own record, keyed by its type string in the fleet file's ``types``."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     owner_team: str = Field(min_length=1, description="The team that owns the category")
     description: str = Field(min_length=1, max_length=MAX_TEXT, description="What the type is for")
@@ -86,12 +88,46 @@ class ModelTypeRecord(BaseModel):
     attributes: dict[str, AttributeSpec] = Field(
         default_factory=dict, description="Extension attributes its models may (or must) carry"
     )
+    tasks: tuple[TaskName, ...] = Field(
+        default=(),
+        max_length=32,
+        description="The tasks its models predict (clicks, comments, follows), each judged on its own;"
+        " none: its models are judged as one series",
+    )
 
     @model_validator(mode="after")
     def _attribute_names(self) -> ModelTypeRecord:
         bad = [name for name in self.attributes if not ATTRIBUTE_NAME.fullmatch(name)]
         if bad:
             raise ValueError(f"attribute names are lowercase words joined by '_': {', '.join(bad)}")
+        return self
+
+    task_weights: dict[TaskName, float] | None = Field(
+        default=None,
+        description="Each task's weight, when its models are not judged by their worst task: a model is then"
+        " unstable when its unstable tasks carry at least half the weight of its tasks with data",
+    )
+
+    @model_validator(mode="after")
+    def _tasks_once(self) -> ModelTypeRecord:
+        repeated = sorted({task for task in self.tasks if self.tasks.count(task) > 1})
+        if repeated:
+            raise ValueError(f"tasks are named once each: {', '.join(repeated)}")
+        return self
+
+    @model_validator(mode="after")
+    def _weights_for_every_task(self) -> ModelTypeRecord:
+        weights = self.task_weights
+        if weights is None:
+            return self
+        if set(weights) != set(self.tasks):
+            raise ValueError(
+                f"task_weights gives a weight to each of its tasks and only to them ({', '.join(self.tasks) or 'none'})"
+            )
+        if not all(0.0 <= weight <= MAX_SIGNAL for weight in weights.values()) or not any(
+            weights.values()
+        ):
+            raise ValueError("task weights are at least 0, and at least one is above 0")
         return self
 
 

@@ -22,9 +22,12 @@ from pathlib import Path
 
 from fleetdesk.domain.fleet import MetricIncident, MetricProfile
 from fleetdesk.domain.synthetic import Timeline, incidents_by_model, synthesize_rows
+from fleetdesk.domain.tasks import split_synthetic
 from fleetdesk.drills.scenario import Scenario, check_against_fleet
 from fleetdesk.fleets import Fleet, build_fleet, load_fleet
 from fleetdesk.wire import IngestBucket
+
+SUM_FIELDS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 
 DEFAULT_SPEED = 1.0
 """Buckets per wall second."""
@@ -136,18 +139,21 @@ def plan_replay(scenario: Scenario, fleet: Fleet) -> ReplayPlan:
     for model_id in sorted(fleet.registry.models):
         profile = history.profiles[model_id]
         profile = profile.model_copy(update={"seed": drill_seed(profile, scenario.seed)})
+        record = fleet.file.types.get(fleet.registry.models[model_id].type)
+        tasks = record.tasks if record is not None else ()
         for row in synthesize_rows(model_id, profile, grouped.get(model_id, ()), timeline):
             index = (row.start - start) // bucket
-            per_tick[index].append(
-                IngestBucket(
-                    model_id=model_id,
-                    start=row.start,
-                    weight=row.weight,
-                    label_sum=row.label_sum,
-                    prediction_sum=row.prediction_sum,
-                    cross_entropy_sum=row.cross_entropy_sum,
+            sums = (row.weight, row.label_sum, row.prediction_sum, row.cross_entropy_sum)
+            # A multi-task model's bucket goes with every task, as its seeded history was split.
+            for task, part in split_synthetic(tasks, sums) if tasks else [(None, sums)]:
+                per_tick[index].append(
+                    IngestBucket(
+                        model_id=model_id,
+                        start=row.start,
+                        task=task,
+                        **dict(zip(SUM_FIELDS, part)),
+                    )
                 )
-            )
     ticks = tuple(
         Tick(
             index=i, start=timeline.starts[i], end=timeline.starts[i] + bucket, buckets=tuple(found)

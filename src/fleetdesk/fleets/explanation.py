@@ -351,6 +351,11 @@ def render_text(e: Explanation) -> str:
             else []
         ),
         *(
+            [("tasks", _tasks_words(e.type_record))]
+            if e.type_record is not None and e.type_record.tasks
+            else []
+        ),
+        *(
             [("attributes", ", ".join(f"{k}={v}" for k, v in sorted(e.attributes.items())))]
             if e.attributes
             else []
@@ -397,3 +402,13 @@ def render_text(e: Explanation) -> str:
             break_on_hyphens=False,
         ) or [label]
     return "\n".join(lines) + "\n"
+
+
+def _tasks_words(record: ModelTypeRecord) -> str:
+    weights = record.task_weights
+    if weights is None:
+        return ", ".join(record.tasks) + " (each judged; the model is its worst)"
+    return (
+        ", ".join(f"{task} {weights[task]:g}" for task in record.tasks)
+        + " (each judged; the model is unstable when unstable tasks carry half the weight)"
+    )

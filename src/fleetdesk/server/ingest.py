@@ -1,8 +1,10 @@
-"""Metric ingestion: batches of closed buckets, idempotent per model and bucket.
+"""Metric ingestion: batches of closed buckets, idempotent per model (and task) and bucket.
 
 A bucket already stored with the same sums is a no-op; with different sums the
 whole batch is refused (409) and nothing is stored: history is not rewritten
-silently. Health is scored once, here, against the model type's bands.
+silently. Health is scored once, here, against the model type's bands (a
+multi-task model's per task, the model judged by its worst task or its type's
+task weights: server/task_buckets.py).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import datetime
 
 from fleetdesk.domain.bounds import MAX_TOTAL
 from fleetdesk.domain.stability import StabilitySums
-from fleetdesk.server import slo_board
+from fleetdesk.server import slo_board, task_buckets
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
 from fleetdesk.server.problems import MAX_LISTED, Problem
@@ -34,7 +36,7 @@ from fleetdesk.wire import (
     ProblemType,
 )
 
-_SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
+_SUMS = task_buckets.SUM_COLUMNS
 
 
 def ingest(
@@ -61,6 +63,7 @@ def ingest(
                     message=f"bucket has not closed yet (server time {now.isoformat()})",
                 )
             )
+    errors += task_buckets.label_errors(backend.config, backend.registry, request.buckets)
     if errors:
         raise Problem(
             422,
@@ -70,28 +73,23 @@ def ingest(
             errors=errors[:MAX_LISTED],
         )
 
-    fresh: dict[tuple[str, int], tuple[float, ...]] = {}
+    # Keyed by (model, task, start); task "" is a model judged as one series.
+    fresh: dict[tuple[str, str, int], tuple[float, ...]] = {}
     conflicts: list[BucketConflict] = []
     unchanged = 0
     for bucket in request.buckets:
-        key = (bucket.model_id, epoch(bucket.start))
+        key = (bucket.model_id, bucket.task or "", epoch(bucket.start))
         sums = tuple(getattr(bucket, name) for name in _SUMS)
         stored = fresh.get(key)
         if stored is None:
-            row = conn.execute(
-                f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_key = ? AND start = ?",
-                (backend.model_keys[key[0]], key[1]),
-            ).fetchone()
-            stored = None if row is None else tuple(row)
-            if stored is not None:
-                if stored != sums:
-                    conflicts.append(BucketConflict(model_id=bucket.model_id, start=bucket.start))
-                else:
-                    unchanged += 1
+            stored = _stored(conn, backend.model_keys[key[0]], *key[1:])
+            if stored is None:
+                fresh[key] = sums
                 continue
-            fresh[key] = sums
-        elif stored != sums:
-            conflicts.append(BucketConflict(model_id=bucket.model_id, start=bucket.start))
+        if stored != sums:
+            conflicts.append(
+                BucketConflict(model_id=bucket.model_id, start=bucket.start, task=bucket.task)
+            )
         else:
             unchanged += 1
     if conflicts:
@@ -103,12 +101,21 @@ def ingest(
             conflicts=conflicts[:MAX_LISTED],
         )
 
+    # Each model bucket with its health: a multi-task model's summed over its tasks and judged from them.
+    model_buckets, task_rows = task_buckets.combine(
+        backend.config,
+        backend.registry,
+        backend.model_keys,
+        {key: sums for key, sums in fresh.items() if key[1]},
+    )
+    for (model_id, task, start), sums in fresh.items():
+        if not task:
+            bands = backend.config.bands_for(backend.registry.models[model_id])
+            model_buckets[(model_id, start)] = (sums, bucket_health(bands, *sums))
     rows = []
     newest: dict[str, tuple[int, int, tuple[float, ...]]] = {}
     totals: dict[str, list[float]] = {}
-    for (model_id, start), sums in fresh.items():
-        bands = backend.config.bands_for(backend.registry.models[model_id])
-        health = bucket_health(bands, *sums)
+    for (model_id, start), (sums, health) in model_buckets.items():
         rows.append((backend.model_keys[model_id], start, *sums, health))
         total = totals.setdefault(model_id, [0.0, 0.0, 0.0, 0.0])
         for i, value in enumerate(sums):
@@ -117,6 +124,7 @@ def ingest(
             newest[model_id] = (start, health, sums)
     _refuse_overflowing_totals(conn, request, totals)
     conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    task_buckets.store(conn, task_rows)
     count_days(conn, rows)
     conn.executemany(
         "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
@@ -161,8 +169,19 @@ def ingest(
         else []
     )
     return IngestResult(
-        accepted=len(rows), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids
+        accepted=len(fresh), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids
     )
+
+
+def _stored(conn: Connection, model_key: int, task: str, start: int) -> tuple[float, ...] | None:
+    """The sums stored for this bucket (of this task, for a multi-task model), if any."""
+    if task:
+        return task_buckets.stored_sums(conn, model_key, task, start)
+    row = conn.execute(
+        f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_key = ? AND start = ?",
+        (model_key, start),
+    ).fetchone()
+    return None if row is None else tuple(row)
 
 
 def _refuse_overflowing_totals(

@@ -4,8 +4,10 @@ Contract for a MetricsSource (a Prometheus-backed one lives in
 fleetdesk.server.integrations and implements exactly this):
 
 - ``name`` identifies the source in /v1/info-like diagnostics.
-- ``buckets(model_id, start, end)`` returns that model's closed buckets with
-  ``start <= bucket.start < end``, oldest first, each with additive sums only
+- ``buckets(model_id, start, end, task)`` returns that model's closed buckets
+  (of that task of a multi-task model; with no task, of the model as a whole,
+  the sum over its tasks) with ``start <= bucket.start < end``, oldest first,
+  each with additive sums only
   (ratios are computed by the caller after summing). Missing buckets are simply
   absent (a gap is "no data"). It raises ``MetricsSourceError`` with a
   plain-words reason when the source cannot answer; it must not block longer
@@ -39,8 +41,10 @@ class MetricsSource(ABC):
     name: str = "abstract"
 
     @abstractmethod
-    def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
-        """Closed buckets with start in [start, end), oldest first."""
+    def buckets(
+        self, model_id: str, start: datetime, end: datetime, task: str | None = None
+    ) -> list[StabilityBucket]:
+        """Closed buckets (of one task, or of the whole model) with start in [start, end), oldest first."""
 
 
 class StoreMetricsSource(MetricsSource):
@@ -51,13 +55,20 @@ class StoreMetricsSource(MetricsSource):
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
+    def buckets(
+        self, model_id: str, start: datetime, end: datetime, task: str | None = None
+    ) -> list[StabilityBucket]:
+        # A model's whole series is its buckets row (the sum over its tasks, for a multi-task model).
+        table, task_match, task_value = (
+            ("buckets", "", ()) if task is None else ("task_buckets", " AND task = ?", (task,))
+        )
         rows = (
             self._store.connection()
             .execute(
-                "SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM buckets"
-                " WHERE model_key = (SELECT key FROM models WHERE id = ?) AND start >= ? AND start < ? ORDER BY start",
-                (model_id, epoch(start), epoch(end)),
+                f"SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM {table}"
+                f" WHERE model_key = (SELECT key FROM models WHERE id = ?){task_match}"
+                " AND start >= ? AND start < ? ORDER BY start",
+                (model_id, *task_value, epoch(start), epoch(end)),
             )
             .fetchall()
         )

@@ -1,4 +1,5 @@
-"""Prometheus text exposition: request counts and latency, and per-model stability sums as counters.
+"""Prometheus text exposition: request counts and latency, and per-model stability sums as counters (per task,
+with a ``task`` label, for a multi-task model).
 
 The stability sums are monotonic totals of every ingested bucket, so a real
 Prometheus can ``rate()`` them and compute calibration and NE over any window
@@ -186,9 +187,25 @@ def render(backend: Backend, requests: RequestMetrics) -> str:
             "# TYPE fleetdesk_slo_evaluated_timestamp_seconds gauge",
             f"fleetdesk_slo_evaluated_timestamp_seconds {backend.evaluated_at.timestamp():.0f}",
         ]
+    # A multi-task model's series are its tasks' (a task label each) and only those: summed over the model's
+    # series they are its totals, as a single-task model's one series is.
+    task_rows: dict[str, list[Any]] = defaultdict(list)
+    for row in backend.store.connection().execute(
+        "SELECT models.id, task, task_totals.total_weight, task_totals.total_label_sum,"
+        " task_totals.total_prediction_sum, task_totals.total_cross_entropy_sum"
+        " FROM task_totals JOIN models ON models.key = task_totals.model_key ORDER BY models.id, task"
+    ):
+        task_rows[row[0]].append(row)
     for metric, column, help_text in _STABILITY:
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]
         for row in rows:
-            labels = _labels(model_id=row["id"], model_type=row["type"], tier=row["tier"])
-            lines.append(f"{metric}{labels} {_number(row[column])}")
+            model = {"model_id": row["id"], "model_type": row["type"], "tier": row["tier"]}
+            tasks = task_rows.get(row["id"])
+            if not tasks:
+                lines.append(f"{metric}{_labels(**model)} {_number(row[column])}")
+                continue
+            lines += [
+                f"{metric}{_labels(**model, task=task['task'])} {_number(task[column])}"
+                for task in tasks
+            ]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from fleetdesk.domain import playbook
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
 from fleetdesk.domain.stability import Health, StabilitySums
-from fleetdesk.server import incident_groups
+from fleetdesk.server import incident_groups, task_buckets
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
@@ -196,6 +196,9 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
             f"SELECT {_summary_columns(conn.dialect)}, slo FROM models WHERE id = ?", (model_id,)
         ).fetchone()
         situation = situation_of(conn, backend, model)
+        tasks = task_buckets.latest(
+            conn, backend.config, model, backend.model_keys[model.id], row["last_bucket_start"]
+        )
     actions = playbook.options(situation)
     baseline = playbook.fallback_health(situation)
     last = row["last_bucket_start"]
@@ -216,6 +219,7 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
         baseline_health=baseline,
         holdout_health=playbook.holdout_health(situation),
         fallback=playbook.fallback_words(model, baseline),
+        tasks=tasks,
     )
 
 

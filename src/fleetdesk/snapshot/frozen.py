@@ -113,20 +113,27 @@ class FrozenClient:
         return self.snapshot.lineage
 
     async def stability(
-        self, model_id: str, window: Window = Window.H24, holdout: bool = False
+        self,
+        model_id: str,
+        window: Window = Window.H24,
+        holdout: bool = False,
+        task: str | None = None,
     ) -> StabilitySeries:
-        """The series as exported (with the holdout's buckets only if they were overlaid then)."""
+        """The series as exported (with the holdout's buckets only if they were overlaid then); a task's only if
+        it was exported."""
         held = (
             self.snapshot.stability
             if model_id == self.snapshot.model_id
             else self._related(model_id).stability
         )
-        series = next((item for item in held if item.window == Window(window)), None)
+        series = next(
+            (item for item in held if item.window == Window(window) and item.task == task), None
+        )
         if series is None:
-            windows = ", ".join(item.window.value for item in held) or "none"
+            windows = ", ".join(item.window.value for item in held if item.task == task) or "none"
+            of = sanitize(model_id, 200) + ("" if task is None else f" task {sanitize(task, 40)}")
             raise NotFound(
-                f"the snapshot holds no {Window(window).value} series of {sanitize(model_id, 200)} "
-                f"(it holds: {windows})",
+                f"the snapshot holds no {Window(window).value} series of {of} (it holds: {windows})",
                 status=404,
             )
         return series

@@ -37,7 +37,7 @@ GET  /v1/models        ?app&surface&tier&role&health&q&sort&offset&limit
                                       -> ModelPage                    401 422
 GET  /v1/models/{id}                  -> ModelDetail                  401 404
 GET  /v1/models/{id}/lineage          -> Lineage                      401 404
-GET  /v1/models/{id}/stability ?window=1h|6h|24h|7d|28d
+GET  /v1/models/{id}/stability ?window=1h|6h|24h|7d|28d&task
                                       -> StabilitySeries              401 404 422
 GET  /v1/models/{id}/slo              -> SloStatus (fleetdesk.domain.slo)  401 404
 POST /v1/models/{id}/actions/{kind}   ActionRequest -> ActionResult
@@ -191,6 +191,7 @@ from fleetdesk.wire.models import (
     ModelSummary,
     StabilityPoint,
     StabilitySeries,
+    TaskHealth,
     Window,
 )
 from fleetdesk.wire.problems import BucketConflict, FieldError, ProblemDetails, ProblemType
@@ -277,6 +278,7 @@ __all__ = [
     "IncidentGroup",
     "IncidentMember",
     "TargetHealth",
+    "TaskHealth",
     "SignalGap",
     "ModelHistory",
     "ModelRetire",

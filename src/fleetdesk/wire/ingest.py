@@ -6,6 +6,7 @@ from pydantic import ConfigDict, Field
 
 from fleetdesk.domain.bounds import FINITE, IdText, MomentText
 from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.domain.tasks import TaskName
 from fleetdesk.wire.base import LAZY, WireModel
 
 
@@ -16,6 +17,11 @@ class IngestBucket(StabilityBucket):
 
     model_id: IdText
     start: MomentText
+    task: TaskName | None = Field(
+        default=None,
+        description="The task of a multi-task model these sums are of (one of its type's tasks; a bucket of"
+        " such a model comes with every task at once); none for a model judged as one series",
+    )
 
 
 class IngestRequest(WireModel):

@@ -90,6 +90,15 @@ class ModelPage(WireModel):
     limit: int
 
 
+class TaskHealth(WireModel):
+    """One task of a multi-task model in the model's latest closed bucket."""
+
+    task: str
+    health: Health
+    calibration: float | None
+    normalized_entropy: float | None
+
+
 class ModelDetail(WireModel):
     model: Model = Field(description="The registry record as loaded")
     decoded: DecodedType
@@ -121,6 +130,11 @@ class ModelDetail(WireModel):
         default="",
         description="The fallback in words: 'safe fallback is its baseline X', or"
         " 'baseline X is itself paging since 18:00: escalate'",
+    )
+    tasks: list[TaskHealth] = Field(
+        default_factory=list,
+        description="A multi-task model's tasks in its type's order, each judged on its own in the latest"
+        " closed bucket (the model's health is its worst task's); empty for a model judged as one series",
     )
 
 
@@ -183,6 +197,9 @@ exact bound, one per bucket of the window, is checked after)."""
 
 class StabilitySeries(WireModel):
     model_id: str
+    task: str | None = Field(
+        default=None, description="The task charted; none: the model as a whole"
+    )
     window: Window
     start: Moment
     end: Moment

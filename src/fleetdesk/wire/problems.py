@@ -62,6 +62,7 @@ class FieldError(WireModel):
 class BucketConflict(WireModel):
     model_id: str
     start: Moment
+    task: str | None = None
 
 
 class ProblemDetails(BaseModel):

@@ -23,6 +23,7 @@ from fleetdesk.console.widgets.model.chart import CALIBRATION, NE, StabilityChar
 from fleetdesk.console.widgets.model.context import CompactContext, ModelContext
 from fleetdesk.console.widgets.model.slo_line import SloLine
 from fleetdesk.console.widgets.model.slo_panel import SloPanel
+from fleetdesk.console.widgets.model.tasks import TaskList
 from fleetdesk.console.widgets.model.timeline import IncidentTimeline
 from fleetdesk.domain.text import sanitize
 from fleetdesk.wire import (
@@ -123,6 +124,14 @@ class ModelScreen(ActionKeys):
             show=False,
             tooltip="The registry record whole: purpose, justification and attributes uncut.",
         ),
+        Binding(
+            "t",
+            "next_task",
+            "Task",
+            id="next-task",
+            show=False,
+            tooltip="Chart the next task of a multi-task model (after the last: the whole model).",
+        ),
     ]
 
     def __init__(
@@ -153,6 +162,7 @@ class ModelScreen(ActionKeys):
         with VerticalScroll(id="model-body"):
             yield ModelContext(id="context")
             yield CompactContext(id="compact-context")
+            yield TaskList(id="tasks")
             with Horizontal(id="charts"):
                 yield StabilityChart(CALIBRATION, glyphs, id="calibration-chart")
                 yield StabilityChart(NE, glyphs, id="ne-chart")
@@ -197,7 +207,7 @@ class ModelScreen(ActionKeys):
     @work(exclusive=True, group="series-load", exit_on_error=False)
     async def load_series(self) -> None:
         series = await self.console.client.stability(
-            self.model_id, self.window, self.compare_holdout
+            self.model_id, self.window, self.compare_holdout, self.query_one(TaskList).chosen
         )
         self.post_message(SeriesLoaded(series))
 
@@ -233,12 +243,13 @@ class ModelScreen(ActionKeys):
         self.query_one(CompactContext).show(self.detail, self.lineage, glyphs)
         self.query_one(SloPanel).show(self.detail.slo, not glyphs.braille, self.detail.paging)
         self.query_one(SloLine).show(self.detail, not glyphs.braille)
+        self.query_one(TaskList).show(self.detail.tasks, glyphs)
         now = self.console.server_now()
         self.query_one(IncidentTimeline).show(self.incident, now)
 
     def _show_series(self, series: StabilitySeries) -> None:
-        if series.window is not self.window:
-            return  # an answer for a window the engineer has already left
+        if series.window is not self.window or series.task != self.query_one(TaskList).chosen:
+            return  # an answer for a window (or task) the engineer has already left
         self.series = series
         for chart in self.query(StabilityChart):
             chart.set_series(series)
@@ -262,6 +273,8 @@ class ModelScreen(ActionKeys):
             )
         if isinstance(data, BucketClosedData) and data.model_id in mine:
             self.load_series()  # charts change only when a bucket closes
+            if data.model_id == self.model_id and self.detail is not None and self.detail.tasks:
+                self.reload()  # so do its tasks' verdicts, even when the model's own stays the same
         elif isinstance(data, SloChangedData) and data.model_id == self.model_id:
             self.reload()
         elif isinstance(data, ActionEventData) and (
@@ -292,6 +305,13 @@ class ModelScreen(ActionKeys):
     def action_window(self, index: int) -> None:
         self.window = self.console.chart_window = WINDOWS[index % len(WINDOWS)]
         self.query_one(StatusLine).say(f"charts over {self.window}")
+        self.load_series()
+
+    def action_next_task(self) -> None:
+        self.query_one(TaskList).choose_next(self.console.glyphs)
+
+    def on_task_list_chosen(self, message: TaskList.Chosen) -> None:
+        self.query_one(StatusLine).say(f"charts show {message.task or 'the whole model'}")
         self.load_series()
 
     def action_compare_holdout(self) -> None:
@@ -359,6 +379,8 @@ class ModelScreen(ActionKeys):
             return "no upstream model"
         if action == "incident" and detail and not detail.open_incident_id:
             return "no open incident"
+        if action == "next_task" and not (detail and detail.tasks):
+            return "not a multi-task model"
         return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

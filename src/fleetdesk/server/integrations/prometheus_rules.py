@@ -1,9 +1,11 @@
 """Prometheus rules generated from the fleet: stability recording rules and SLO burn-rate alerts.
 
-The server exports per-model *additive* stability sums as counters. Recording
-rules sum their increases first and divide after, so calibration and NE over a
-window are ratios of window sums (never averages of ratios), exactly as the
-domain computes them. A window with no events, no positives or no negatives
+The server exports per-model *additive* stability sums as counters (per task,
+with a ``task`` label, for a multi-task model). Recording rules sum their
+increases first and divide after, per model and task, so calibration and NE
+over a window are ratios of window sums (never averages of ratios), exactly as
+the domain computes them; a multi-task model's slice is judged by its worst
+task. A window with no events, no positives or no negatives
 records nothing: it is no data, never healthy and never violating.
 
 Burn-rate alerts follow the multi-window practice of SLO generators (sloth,
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Annotated, TypeVar
 
@@ -34,6 +36,7 @@ from fleetdesk.domain.policy import MonitoringPolicy
 from fleetdesk.domain.registry import Model, Tier
 from fleetdesk.domain.slo import BurnRateRule, Severity, SloPolicy
 from fleetdesk.domain.stability import HealthBands
+from fleetdesk.domain.tasks import UNSTABLE_SHARE
 
 METRIC_PREFIX = "fleetdesk_stability"
 COUNTERS = {
@@ -45,7 +48,10 @@ COUNTERS = {
 """The server's /metrics counters, by the stability sum they carry."""
 
 MODEL_LABELS = ("model_id", "model_type", "tier")
+TASK_LABEL = "task"
+"""A multi-task model's counters carry it (one series per task); a single-task model's have none."""
 _BY = f"by ({', '.join(MODEL_LABELS)})"
+_BY_TASK = f"by ({', '.join((*MODEL_LABELS, TASK_LABEL))})"
 
 ALERT_SEVERITY = {Severity.PAGE: "critical", Severity.TICKET: "warning"}
 """Alertmanager severity label for each burn-rate rule severity."""
@@ -142,6 +148,11 @@ def slice_unstable_record(slice_length: timedelta) -> str:
     return f"model:fleetdesk_slice_unstable:bool{duration(slice_length)}"
 
 
+def task_slice_unstable_record(slice_length: timedelta) -> str:
+    """Per model and task (a single-task model's has no task label)."""
+    return f"model_task:fleetdesk_slice_unstable:bool{duration(slice_length)}"
+
+
 def burn_rate_record(window: timedelta) -> str:
     return f"model:fleetdesk_slo_burn_rate:ratio{duration(window)}"
 
@@ -150,10 +161,13 @@ BUDGET_REMAINING_RECORD = "model:fleetdesk_slo_error_budget_remaining:ratio"
 
 
 def stability_rules(window: timedelta) -> list[RecordingRule]:
-    """Calibration and NE over ``window`` from summed counter increases (sum first, divide after)."""
+    """Calibration and NE over ``window`` from summed counter increases (sum first, divide after), per model and
+    per task of a multi-task model (its records carry the task label)."""
     w = duration(window)
     rules = [
-        RecordingRule(record=sum_record(name, window), expr=f"sum {_BY} (increase({counter}[{w}]))")
+        RecordingRule(
+            record=sum_record(name, window), expr=f"sum {_BY_TASK} (increase({counter}[{w}]))"
+        )
         for name, counter in COUNTERS.items()
     ]
     events, labels = sum_record("events", window), sum_record("label_sum", window)
@@ -222,14 +236,17 @@ def _by_value(values: dict[Tier, V]) -> list[tuple[V, list[Tier]]]:
     return sorted(groups.items(), key=lambda item: item[1][0].rank)
 
 
-def slice_rule(
+def slice_rules(
     policy: SloPolicy,
     default_bands: HealthBands,
     bands: dict[str, HealthBands],
     monitoring: MonitoringPolicy | None = None,
-) -> RecordingRule:
-    """The 0/1 "slice unstable" indicator per model, one term per distinct set of bands; a slice with fewer
-    events than its tier's minimum has none (no data)."""
+    task_weights: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[RecordingRule]:
+    """The 0/1 "slice unstable" indicator per model and task, one term per distinct set of bands (a slice with
+    fewer events than its tier's minimum has none: no data), then per model, as fleetdesk.domain.tasks judges
+    it: by its worst task (the max over its tasks with data), or for a type with ``task_weights`` (type →
+    task → weight) unstable when its unstable tasks carry at least half the weight of its tasks with data."""
     by_bands: dict[HealthBands, list[str]] = defaultdict(list)
     for type_string, type_bands in bands.items():
         if type_bands != default_bands:
@@ -263,7 +280,35 @@ def slice_rule(
             for minimum, tiers in _by_value(least)
         )
         expr = f"(\n{expr})\nand\n(\n{enough}\n)\n"
-    return RecordingRule(record=slice_unstable_record(policy.slice), expr=expr)
+    per_task = task_slice_unstable_record(policy.slice)
+    weighted = dict(sorted((task_weights or {}).items()))
+    model_terms = [f"max {_BY} ({per_task}{_type_selector(list(weighted), exclude=True)})\n"]
+    model_terms += [
+        _weighted_verdict(per_task, type_string, weights)
+        for type_string, weights in weighted.items()
+    ]
+    return [
+        RecordingRule(record=per_task, expr=expr),
+        RecordingRule(record=slice_unstable_record(policy.slice), expr="or\n".join(model_terms)),
+    ]
+
+
+def _weighted_verdict(per_task: str, type_string: str, weights: Mapping[str, float]) -> str:
+    """1 when the unstable tasks of a model of this type carry at least UNSTABLE_SHARE of the weight of its
+    tasks with data (tasks without data have no per-task series); none when no task of positive weight has."""
+    selector = _type_selector([type_string], exclude=False)
+    # A task name is a plain lowercase word (domain.tasks.TaskName): nothing to escape.
+    series = [
+        (per_task + _with(selector, 'task="' + task + '"'), weight)
+        for task, weight in sorted(weights.items())
+    ]
+    unstable = "\n    or\n".join(f"    {one} * {weight!r}" for one, weight in series)
+    judged = "\n    or\n".join(f"    {one} * 0 + {weight!r}" for one, weight in series)
+    return (
+        f"(\n  sum {_BY} (\n{unstable}\n  )\n  /\n"
+        f"  (sum {_BY} (\n{judged}\n  ) > 0)\n"
+        f") >= bool {UNSTABLE_SHARE!r}\n"
+    )
 
 
 def _windows(policy: SloPolicy) -> list[timedelta]:
@@ -416,15 +461,17 @@ def alert_rule_file(
     server_url: str = DEFAULT_SERVER_URL,
     monitoring: MonitoringPolicy | None = None,
     models: Iterable[Model] = (),
+    task_weights: Mapping[str, Mapping[str, float]] | None = None,
 ) -> RuleFile:
     """Slice health, burn rates and multi-window burn-rate alerts by tier policy (needs the recording rules
-    too); ``models`` are the fleet's, whose teams' time zones held tickets follow."""
+    too); ``models`` are the fleet's, whose teams' time zones held tickets follow; ``task_weights`` the
+    declared task weights per type (slice_rules)."""
     return RuleFile(
         groups=[
             RuleGroup(
                 name="fleetdesk-slo",
                 rules=[
-                    slice_rule(policy, default_bands, bands, monitoring),
+                    *slice_rules(policy, default_bands, bands, monitoring, task_weights),
                     *burn_rate_rules(policy, monitoring),
                     *burn_rate_alerts(policy, server_url, monitoring, models),
                 ],

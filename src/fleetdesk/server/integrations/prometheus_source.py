@@ -107,8 +107,11 @@ class PrometheusMetricsSource(MetricsSource):
         )
         return int(sum(sample.value for series in result.series for sample in series.samples))
 
-    def buckets(self, model_id: str, start: datetime, end: datetime) -> list[StabilityBucket]:
-        """Closed buckets with start in [start, end), oldest first; gaps absent (no data)."""
+    def buckets(
+        self, model_id: str, start: datetime, end: datetime, task: str | None = None
+    ) -> list[StabilityBucket]:
+        """Closed buckets with start in [start, end), oldest first; gaps absent (no data). With a task, that
+        task's series; without, every series of the model summed (a multi-task model's tasks included)."""
         first = _align_up(start, self.bucket)
         # A bucket is complete in Prometheus only once its lagged end has passed;
         # reading it earlier would pass growth-so-far off as a whole bucket.
@@ -121,8 +124,10 @@ class PrometheusMetricsSource(MetricsSource):
         if not starts:
             return []
         boundaries = [moment + self.lag for moment in (*starts, starts[-1] + self.bucket)]
-        matchers = f"model_id={_label_value(label_value(model_id))}" + (
-            f", {self.selector}" if self.selector else ""
+        matchers = (
+            f"model_id={_label_value(label_value(model_id))}"
+            + (f", task={_label_value(task)}" if task is not None else "")
+            + (f", {self.selector}" if self.selector else "")
         )
         growth: dict[str, dict[datetime, float]] = {name: {} for name in COUNTERS}
         # Prometheus refuses range queries of more than 11,000 points: ask in

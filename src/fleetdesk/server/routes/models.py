@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from fleetdesk.domain.comparison import compare
 from fleetdesk.domain.stability import StabilityBucket
+from fleetdesk.domain.tasks import model_health
 from fleetdesk.server import views
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, ModelIdPath, PrincipalDep, TextQuery
 from fleetdesk.server.metrics_source import MetricsSourceError
@@ -15,6 +18,7 @@ from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import epoch, from_epoch
 from fleetdesk.wire import (
     API_PREFIX,
+    FieldError,
     Health,
     HealthBands,
     Lineage,
@@ -84,6 +88,23 @@ def _points(buckets: list[StabilityBucket], bands: HealthBands) -> list[Stabilit
     ]
 
 
+def _judged_by_tasks(
+    points: list[StabilityPoint],
+    per_task: dict[str, list[StabilityPoint]],
+    weights: dict[str, float] | None,
+) -> list[StabilityPoint]:
+    """A multi-task model's whole series, each bucket judged from its tasks (as ingest judged it), not by its
+    summed sums: a sum over clicks and follows has no band of its own."""
+    healths: dict[datetime, dict[str, Health]] = defaultdict(dict)
+    for task, task_points in per_task.items():
+        for point in task_points:
+            healths[point.start][task] = point.health
+    return [
+        point.model_copy(update={"health": model_health(healths[point.start], weights)})
+        for point in points
+    ]
+
+
 @router.get("/{model_id}/stability", response_model=StabilitySeries)
 def stability(
     model_id: ModelIdPath,
@@ -94,8 +115,25 @@ def stability(
         bool,
         Query(description="Include the holdout's buckets, for overlay (its gap is always in gaps)"),
     ] = False,
+    task: Annotated[
+        str | None,
+        Query(
+            max_length=40,
+            description="One task of a multi-task model (its baseline's and holdout's same task, when they"
+            " have it); none: the model as a whole",
+        ),
+    ] = None,
 ) -> StabilitySeries:
     model = views.model_or_404(backend, model_id)
+    tasks = backend.config.tasks_for(model)
+    if task is not None and task not in tasks:
+        raise Problem(
+            422,
+            ProblemType.VALIDATION,
+            f"{task!r} is not a task of {model_id} (its tasks: {', '.join(tasks) or 'none'})",
+            title="Unknown task",
+            errors=[FieldError(loc=["query", "task"], message="not a task of this model")],
+        )
     step = backend.config.bucket_seconds
     now_s = epoch(backend.clock.now())
     end = from_epoch(now_s - now_s % step)  # end of the latest closed bucket
@@ -107,12 +145,23 @@ def stability(
         other = backend.registry.models.get(other_id or "")
         if other is None:
             return []
+        same_task = task if task in backend.config.tasks_for(other) else None
         return _points(
-            backend.metrics.buckets(other.id, start, end), backend.config.bands_for(other)
+            backend.metrics.buckets(other.id, start, end, same_task),
+            backend.config.bands_for(other),
         )
 
     try:
-        points = _points(backend.metrics.buckets(model_id, start, end), bands)
+        points = _points(backend.metrics.buckets(model_id, start, end, task), bands)
+        if task is None and tasks:
+            points = _judged_by_tasks(
+                points,
+                {
+                    t: _points(backend.metrics.buckets(model_id, start, end, t), bands)
+                    for t in tasks
+                },
+                backend.config.task_weights_for(model),
+            )
         baseline_points = series_of(model.baseline_model_id)
         holdout_points = series_of(model.holdout_model_id)
     except Problem:
@@ -128,6 +177,7 @@ def stability(
         gaps.append(compare(points, holdout_points, model.holdout_model_id, "holdout"))
     return StabilitySeries(
         model_id=model_id,
+        task=task,
         window=window,
         start=start,
         end=end,

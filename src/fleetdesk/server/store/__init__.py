@@ -14,9 +14,10 @@ from fleetdesk.server.store.contract import (
 )
 from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
-from fleetdesk.server.store.seeding import BucketRows, SeedProgress, count_days
+from fleetdesk.server.store.seeding import BucketRows, SeedProgress, add_task_totals, count_days
 from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from fleetdesk.server.store.values import (
+    CODE_BY_HEALTH,
     DAY_SECONDS,
     HEALTH_BY_CODE,
     NO_DATA,
@@ -33,6 +34,7 @@ from fleetdesk.server.store.values import (
 
 __all__ = [
     "DAY_SECONDS",
+    "CODE_BY_HEALTH",
     "HEALTH_BY_CODE",
     "MIGRATIONS",
     "NO_DATA",
@@ -48,6 +50,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailable",
+    "add_task_totals",
     "bucket_health",
     "count_days",
     "dumps",

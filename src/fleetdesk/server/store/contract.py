@@ -27,7 +27,7 @@ from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.server.store import registry_log
 from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
-from fleetdesk.server.store.seeding import BucketRows, SeedProgress
+from fleetdesk.server.store.seeding import BucketRows, SeedProgress, add_task_totals
 from fleetdesk.server.store.values import iso, parse_iso
 
 if TYPE_CHECKING:
@@ -197,6 +197,7 @@ class Store:
                 conn, fleet.timeline.end, fleet.registry.models.values(), file.types
             )
             self.insert_rows(conn, "buckets", 7, buckets.rows())
+            self._insert_task_rows(conn, buckets)
             self.insert_rows(
                 conn,
                 "health_days",
@@ -210,6 +211,11 @@ class Store:
                 ((*total, model_id) for model_id, total in buckets.totals.items()),
             )
         return buckets.counted
+
+    def _insert_task_rows(self, conn: Connection, buckets: BucketRows) -> None:
+        """The task rows of the buckets just inserted (rows() fills them as it goes), and their totals."""
+        self.insert_rows(conn, "task_buckets", 8, buckets.task_rows)
+        add_task_totals(conn, buckets.task_rows)
 
     def history_end(self) -> datetime | None:
         """Where the seeded (and since extended) history ends; None for a store seeded before this was kept."""
@@ -231,6 +237,7 @@ class Store:
         buckets = BucketRows(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
         with self.write() as conn:
             self.insert_rows(conn, "buckets", 7, buckets.rows())
+            self._insert_task_rows(conn, buckets)
             conn.executemany(
                 "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
                 " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"

@@ -44,6 +44,16 @@ class FleetConfig(BaseModel):
             bands_for(self.default_bands, self.bands, self.role_bands, model.type, model.role),
         )
 
+    def tasks_for(self, model: Model) -> tuple[str, ...]:
+        """The tasks its type declares (each judged on its own); empty for a single-task model."""
+        record = self.types.get(model.type)
+        return () if record is None else record.tasks
+
+    def task_weights_for(self, model: Model) -> dict[str, float] | None:
+        """Its type's declared task weights; None: the model is judged by its worst task."""
+        record = self.types.get(model.type)
+        return None if record is None else record.task_weights
+
     @property
     def bucket_seconds(self) -> int:
         return int(self.bucket.total_seconds())

@@ -248,6 +248,28 @@ SELECT t.key, 0, t.value::text FROM meta, json_each(coalesce(meta.value::json ->
 WHERE meta.key = 'fleet' AND EXISTS (SELECT 1 FROM registry_versions WHERE version = 0);
 """
 )
+_SCHEMA_V9 = """
+CREATE TABLE task_buckets (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    start BIGINT NOT NULL,
+    weight DOUBLE PRECISION NOT NULL,
+    label_sum DOUBLE PRECISION NOT NULL,
+    prediction_sum DOUBLE PRECISION NOT NULL,
+    cross_entropy_sum DOUBLE PRECISION NOT NULL,
+    health INTEGER NOT NULL,
+    PRIMARY KEY (model_key, task, start)
+);
+CREATE TABLE task_totals (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    total_weight DOUBLE PRECISION NOT NULL,
+    total_label_sum DOUBLE PRECISION NOT NULL,
+    total_prediction_sum DOUBLE PRECISION NOT NULL,
+    total_cross_entropy_sum DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (model_key, task)
+);
+"""
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
@@ -259,5 +281,6 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "registry versions, so the registry can be read as of a time and changes diffed",
         _SCHEMA_V8,
     ),
+    (9, "a multi-task model's buckets and totals per task (SQLite's 9)", _SCHEMA_V9),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""

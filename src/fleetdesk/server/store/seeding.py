@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from fleetdesk.domain.stability import HealthBands
+from fleetdesk.domain.tasks import model_health, split_synthetic
 from fleetdesk.server.store.fleet_config import FleetConfig
-from fleetdesk.server.store.values import DAY_SECONDS, NO_DATA, STABLE, UNSTABLE
+from fleetdesk.server.store.values import (
+    CODE_BY_HEALTH,
+    DAY_SECONDS,
+    HEALTH_BY_CODE,
+    NO_DATA,
+    STABLE,
+    UNSTABLE,
+    bucket_health,
+)
 
 if TYPE_CHECKING:
     from fleetdesk.domain.synthetic import Timeline
@@ -38,6 +48,8 @@ class BucketRows:
             progress,
         )
         self.totals: dict[str, list[float]] = {}
+        self.task_rows: list[tuple] = []
+        """The task rows of multi-task models (model_key, task, start, sums…, health), filled by rows()."""
         self.days: dict[tuple[int, int], list[int]] = {}
         self.counted = 0
 
@@ -60,6 +72,8 @@ class BucketRows:
             low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
             least = bands.min_events  # fewer events than the tier asks for: no data
             key = keys[model_id]
+            tasks = config.tasks_for(fleet.registry.models[model_id])
+            weights = config.task_weights_for(fleet.registry.models[model_id])
             total_w = total_l = total_p = total_c = 0.0
             for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
                 total_w += weight
@@ -70,7 +84,19 @@ class BucketRows:
                 if at is None:
                     at = epochs[start] = int(start.timestamp())
                 health = NO_DATA
-                if weight > 0.0 and weight >= least:
+                if tasks:
+                    health = self._split(
+                        key,
+                        at,
+                        tasks,
+                        weights,
+                        bands,
+                        weight,
+                        label_sum,
+                        prediction_sum,
+                        cross_entropy_sum,
+                    )
+                elif weight > 0.0 and weight >= least:
                     rate = label_sum / weight
                     if 0.0 < rate < 1.0:
                         calibration = prediction_sum / label_sum
@@ -87,6 +113,24 @@ class BucketRows:
             totals[model_id] = [total_w, total_l, total_p, total_c]
             if progress is not None:
                 progress(done, models, self.counted)
+
+    def _split(
+        self,
+        key: int,
+        at: int,
+        tasks: tuple[str, ...],
+        weights: dict[str, float] | None,
+        bands: HealthBands,
+        *sums: float,
+    ) -> int:
+        """The model bucket's health from its tasks' (as at ingest), its task rows kept: the fleet's one series
+        per model split over its tasks (fleetdesk.domain.tasks.split_synthetic)."""
+        healths = {}
+        for task, part in split_synthetic(tasks, sums):
+            health = bucket_health(bands, *part)
+            healths[task] = HEALTH_BY_CODE[health]
+            self.task_rows.append((key, task, at, *part, health))
+        return CODE_BY_HEALTH[model_health(healths, weights)]
 
 
 def count_days(conn: Any, rows: list[tuple]) -> None:
@@ -105,4 +149,21 @@ def count_days(conn: Any, rows: list[tuple]) -> None:
             )
             for row in rows
         ),
+    )
+
+
+def add_task_totals(conn: Any, rows: Iterable[Sequence]) -> None:
+    """Add task rows (model_key, task, start, sums…, health) to the tasks' running totals (/metrics counters)."""
+    totals: dict[tuple[int, str], list[float]] = {}
+    for key, task, _start, *sums, _health in rows:
+        total = totals.setdefault((key, task), [0.0, 0.0, 0.0, 0.0])
+        for i, value in enumerate(sums):
+            total[i] += value
+    conn.executemany(
+        "INSERT INTO task_totals VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model_key, task) DO UPDATE SET"
+        " total_weight = task_totals.total_weight + excluded.total_weight,"
+        " total_label_sum = task_totals.total_label_sum + excluded.total_label_sum,"
+        " total_prediction_sum = task_totals.total_prediction_sum + excluded.total_prediction_sum,"
+        " total_cross_entropy_sum = task_totals.total_cross_entropy_sum + excluded.total_cross_entropy_sum",
+        ((key, task, *total) for (key, task), total in totals.items()),
     )

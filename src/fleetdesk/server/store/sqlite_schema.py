@@ -279,6 +279,30 @@ SELECT t.key, 0, t.value FROM meta, json_each(meta.value, '$.types') AS t
 WHERE meta.key = 'fleet' AND EXISTS (SELECT 1 FROM registry_versions WHERE version = 0);
 """
 )
+_SCHEMA_V9 = """
+-- A multi-task model's buckets per task, beside its combined series in buckets (the sum over its tasks, judged
+-- by its worst task), and its running totals per task for /metrics. Only server/task_buckets.py writes them.
+CREATE TABLE task_buckets (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    label_sum REAL NOT NULL,
+    prediction_sum REAL NOT NULL,
+    cross_entropy_sum REAL NOT NULL,
+    health INTEGER NOT NULL,
+    PRIMARY KEY (model_key, task, start)
+) WITHOUT ROWID;
+CREATE TABLE task_totals (
+    model_key INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    total_weight REAL NOT NULL,
+    total_label_sum REAL NOT NULL,
+    total_prediction_sum REAL NOT NULL,
+    total_cross_entropy_sum REAL NOT NULL,
+    PRIMARY KEY (model_key, task)
+) WITHOUT ROWID;
+"""
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
@@ -297,6 +321,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "registry versions, so the registry can be read as of a time and changes diffed",
         _SCHEMA_V8,
     ),
+    (9, "a multi-task model's buckets and totals per task", _SCHEMA_V9),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 

@@ -16,6 +16,7 @@ DAY_SECONDS = 86_400
 # Bucket health as stored (a small int keeps the bucket table and its scans small).
 STABLE, UNSTABLE, NO_DATA = 0, 1, 2
 HEALTH_BY_CODE = {STABLE: Health.STABLE, UNSTABLE: Health.UNSTABLE, NO_DATA: Health.NO_DATA}
+CODE_BY_HEALTH = {health: code for code, health in HEALTH_BY_CODE.items()}
 
 
 def iso(moment: datetime) -> str:
