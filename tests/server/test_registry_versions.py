@@ -24,9 +24,16 @@ RECORD = {
 
 
 def as_before_version_8(store: Store) -> None:
-    """The database as fleetdesk left it at schema version 7, with one type record in its fleet config."""
+    """The database as fleetdesk left it at schema version 7, with one type record in its fleet config
+    (the tables of 8 and of every later migration dropped: migrating again creates them)."""
     with store.write() as conn:
-        for table in ("type_versions", "model_versions", "registry_versions"):
+        for table in (
+            "task_totals",
+            "task_buckets",
+            "type_versions",
+            "model_versions",
+            "registry_versions",
+        ):
             conn.execute(f"DROP TABLE {table}")
         config = json.loads(
             conn.execute("SELECT value FROM meta WHERE key = 'fleet'").fetchone()[0]
@@ -52,7 +59,7 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
     store.close()
 
     store = Store(where)
-    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 8
+    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 9
     with store.read() as conn:
         seeded = registry_log.latest_version(conn)
         assert seeded is not None and seeded.version == 0 and seeded.at == fleet.timeline.end
