@@ -10,7 +10,7 @@ The rules, kind by kind:
 - rollback: the model needs a baseline (else: escalate instead) and must still serve its own traffic;
   its traffic share moves to the baseline, which then serves it.
 - end-experiment: experiments (and holdouts) only, once; its traffic goes back to its baseline.
-- halt-launch: a launch in scale-up only, once; traffic stays where it is.
+- halt-launch: a launch in scale-up only, once; traffic stays where it is (the rule: domain.launch).
 - escalate: always; pages the owning team, or the teams of the direct upstream models (target
   ``upstream``; none: escalate to the owner instead), or, on a shared-cause incident (every stage of
   one surface turned unstable together), the app's data-pipeline rotation from the fleet file, else
@@ -45,10 +45,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fleetdesk.domain import launch
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
+from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.stability import Health, HealthBands
 
 
@@ -499,10 +500,8 @@ def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None
         )
         _weigh_traffic_move(result, situation, "ending it")
     elif kind is ActionKind.HALT_LAUNCH:
-        if live.launch_phase is not LaunchPhase.SCALE_UP:
-            raise Refusal(f"launch phase is {live.launch_phase}, not scale-up")
-        if live.launch_halted:
-            raise Refusal("launch already halted")
+        if (why_not := launch.halt_refusal(live)) is not None:
+            raise Refusal(why_not)
         result.changes.append(
             Change(model.id, live, live.model_copy(update={"launch_halted": True}))
         )
