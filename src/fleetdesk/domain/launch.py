@@ -4,8 +4,8 @@ estimation → approval → preparation → scale-up → finalization → launch
 a time (a skipped phase is a skipped quality gate), never back (a launch that must start over is a new model).
 During scale-up the launch can be halted where it is and resumed; a halted launch changes neither its phase nor
 its traffic until it is resumed. The server enforces these rules wherever a launch changes: a registry change
-that moves ``launch_phase`` or ``traffic_share`` (server.registry_changes) and the halt-launch action
-(domain.playbook).
+that moves ``launch_phase`` or ``traffic_share`` (server.registry_changes) and the halt-launch and
+resume-launch actions (domain.playbook).
 """
 
 from __future__ import annotations
