@@ -18,13 +18,18 @@ EXPECTED = {
         ActionKind.ROLLBACK: "no baseline: escalate instead",
         ActionKind.END_EXPERIMENT: "a baseline, not an experiment: nothing to end",
         ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up",
+        ActionKind.RESUME_LAUNCH: "launch is not halted",
     },
-    EXPERIMENT: {},
-    HOLDOUT: {ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up"},
+    EXPERIMENT: {ActionKind.RESUME_LAUNCH: "launch is not halted"},
+    HOLDOUT: {
+        ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up",
+        ActionKind.RESUME_LAUNCH: "launch is not halted",
+    },
     FOUNDATION: {
         ActionKind.ROLLBACK: "no baseline: escalate instead",
         ActionKind.END_EXPERIMENT: "a foundation, not an experiment: nothing to end",
         ActionKind.HALT_LAUNCH: "launch phase is launched, not scale-up",
+        ActionKind.RESUME_LAUNCH: "launch is not halted",
     },
 }
 

@@ -262,6 +262,9 @@ DRY_RUNS = {
     ActionKind.HALT_LAUNCH: lambda: ActionIntent.of(
         ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
     ),
+    ActionKind.RESUME_LAUNCH: lambda: ActionIntent.of(
+        ActionKind.RESUME_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
+    ),
     ActionKind.ESCALATE: lambda: ActionIntent.of(ActionKind.ESCALATE, NO_BASELINE, reason="r"),
     ActionKind.ACK: lambda: ActionIntent.of(ActionKind.ACK, EXPERIMENT),
     ActionKind.NOTE: lambda: ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="n"),
@@ -273,6 +276,8 @@ async def test_dry_run_says_what_would_change_and_changes_nothing(
     connect: Connect, kind: ActionKind
 ) -> None:
     client = await connect("admin")
+    if kind is ActionKind.RESUME_LAUNCH:  # only a halted launch resumes
+        await client.perform(DRY_RUNS[ActionKind.HALT_LAUNCH]())
     intent = DRY_RUNS[kind]()
     before = await world(client, intent.model_id)
     preview = await client.perform(intent.as_dry_run())

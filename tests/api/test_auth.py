@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from fleetdesk.client import ActionIntent, FleetdeskError, Forbidden, Unauthorized
+from fleetdesk.client import ActionIntent, FleetdeskError, Forbidden, RuleViolation, Unauthorized
 from fleetdesk.server.auth import create_token, revoke_tokens
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.wire import AccessRole, ActionKind, IngestBucket
@@ -31,6 +31,9 @@ PREVIEWS = {
     ActionKind.HALT_LAUNCH: ActionIntent.of(
         ActionKind.HALT_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
     ),
+    ActionKind.RESUME_LAUNCH: ActionIntent.of(
+        ActionKind.RESUME_LAUNCH, EXPERIMENT, expected_serving_model_id=EXPERIMENT, reason="r"
+    ),
     ActionKind.ESCALATE: ActionIntent.of(ActionKind.ESCALATE, EXPERIMENT, reason="r"),
     ActionKind.ACK: ActionIntent.of(ActionKind.ACK, EXPERIMENT),
     ActionKind.NOTE: ActionIntent.of(ActionKind.NOTE, EXPERIMENT, text="n"),
@@ -53,7 +56,11 @@ async def test_permission_matrix(connect: Connect, who: str, kind: ActionKind) -
     client = await connect(who)
     preview = PREVIEWS[kind].as_dry_run()
     missing = MATRIX[who][kind]
-    if missing is None:
+    if missing is None and kind is ActionKind.RESUME_LAUNCH:
+        # Allowed past the permission check, the rule speaks: the shared server's launch is not halted.
+        with pytest.raises(RuleViolation, match="launch is not halted"):
+            await client.perform(preview)
+    elif missing is None:
         result = await client.perform(preview)
         assert result.dry_run and result.action is kind
     else:

@@ -126,6 +126,22 @@ def test_one_invalid_model_refuses_the_whole_apply(server: EmbeddedServer, tmp_p
     )  # the valid part is not applied
 
 
+def test_an_apply_that_skips_a_launch_phase_is_refused_naming_the_gate(
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
+    def skip(by_id: dict[str, Any], models: list[Any]) -> None:
+        ramp(by_id, models)
+        by_id[EXPERIMENT]["launch_phase"] = "scale-up"  # from estimation
+
+    done = fleetdesk(server, "apply", str(fleet_file(tmp_path, skip)), "--reason", "ramp it")
+    assert done.returncode == EXIT_REFUSED
+    assert (
+        f"models.{EXPERIMENT}.launch_phase: estimation → scale-up skips approval, preparation"
+        in done.stderr
+    )
+    assert server.backend.registry_version == 0  # the ramp beside it is not applied either
+
+
 def test_exit_codes_for_a_bad_file_a_forbidden_token_usage_and_no_server(
     server: EmbeddedServer, tmp_path: Path
 ) -> None:

@@ -10,7 +10,8 @@ The rules, kind by kind:
 - rollback: the model needs a baseline (else: escalate instead) and must still serve its own traffic;
   its traffic share moves to the baseline, which then serves it.
 - end-experiment: experiments (and holdouts) only, once; its traffic goes back to its baseline.
-- halt-launch: a launch in scale-up only, once; traffic stays where it is.
+- halt-launch: a launch in scale-up only, once; traffic stays where it is (the rule: domain.launch).
+- resume-launch: a halted launch only; its phase and traffic may move again (domain.launch).
 - escalate: always; pages the owning team, or the teams of the direct upstream models (target
   ``upstream``; none: escalate to the owner instead), or, on a shared-cause incident (every stage of
   one surface turned unstable together), the app's data-pipeline rotation from the fleet file, else
@@ -28,7 +29,7 @@ strongest level (``ACKNOWLEDGE``) and the action needs the target acknowledged b
 rollback or end on a holdout says what is lost and needs ``Consent.holdout_override`` (with the reason
 every traffic move needs). ``require`` checks a consent against a plan; dry runs skip it.
 
-rollback, end-experiment, halt-launch and escalate need a reason; note needs its text. TIER0 and TIER1
+rollback, end-experiment, halt-launch, resume-launch and escalate need a reason; note needs its text. TIER0 and TIER1
 models are confirmed by typing the model id (and a reason); TIER2-TIER4 by one key; ``ACKNOWLEDGE``
 adds the explicit acknowledgement to typing the id.
 
@@ -45,10 +46,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fleetdesk.domain import launch
 from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.bounds import FINITE, Moment
 from fleetdesk.domain.live import LiveState
-from fleetdesk.domain.registry import LaunchPhase, Model, Role, Tier
+from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.stability import Health, HealthBands
 
 
@@ -57,13 +59,19 @@ class ActionKind(StrEnum):
     END_EXPERIMENT = "end-experiment"
     ESCALATE = "escalate"
     HALT_LAUNCH = "halt-launch"
+    RESUME_LAUNCH = "resume-launch"
     ACK = "ack"
     NOTE = "note"
 
     @property
     def needs_expected_state(self) -> bool:
         """Moves or freezes traffic: the request carries the serving model its sender saw."""
-        return self in (ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT, ActionKind.HALT_LAUNCH)
+        return self in (
+            ActionKind.ROLLBACK,
+            ActionKind.END_EXPERIMENT,
+            ActionKind.HALT_LAUNCH,
+            ActionKind.RESUME_LAUNCH,
+        )
 
     @property
     def needs_reason(self) -> bool:
@@ -71,6 +79,7 @@ class ActionKind(StrEnum):
             ActionKind.ROLLBACK,
             ActionKind.END_EXPERIMENT,
             ActionKind.HALT_LAUNCH,
+            ActionKind.RESUME_LAUNCH,
             ActionKind.ESCALATE,
         )
 
@@ -499,15 +508,21 @@ def plan(kind: ActionKind, situation: Situation, target: EscalationTarget | None
         )
         _weigh_traffic_move(result, situation, "ending it")
     elif kind is ActionKind.HALT_LAUNCH:
-        if live.launch_phase is not LaunchPhase.SCALE_UP:
-            raise Refusal(f"launch phase is {live.launch_phase}, not scale-up")
-        if live.launch_halted:
-            raise Refusal("launch already halted")
+        if (why_not := launch.halt_refusal(live)) is not None:
+            raise Refusal(why_not)
         result.changes.append(
             Change(model.id, live, live.model_copy(update={"launch_halted": True}))
         )
         result.done = f"Halted the launch of {model.id} at {share} of traffic"
         result.would = f"Would halt the launch of {model.id} at {share} of traffic"
+    elif kind is ActionKind.RESUME_LAUNCH:
+        if (why_not := launch.resume_refusal(live)) is not None:
+            raise Refusal(why_not)
+        result.changes.append(
+            Change(model.id, live, live.model_copy(update={"launch_halted": False}))
+        )
+        result.done = f"Resumed the launch of {model.id} at {share} of traffic"
+        result.would = f"Would resume the launch of {model.id} at {share} of traffic"
     elif kind is ActionKind.ESCALATE:
         result.target = target or EscalationTarget.OWNER
         group = situation.shared_cause

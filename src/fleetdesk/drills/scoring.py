@@ -37,7 +37,13 @@ from fleetdesk.wire import (
 )
 
 STATE_CHANGING = frozenset(
-    {ActionKind.ROLLBACK, ActionKind.END_EXPERIMENT, ActionKind.HALT_LAUNCH, ActionKind.ESCALATE}
+    {
+        ActionKind.ROLLBACK,
+        ActionKind.END_EXPERIMENT,
+        ActionKind.HALT_LAUNCH,
+        ActionKind.RESUME_LAUNCH,
+        ActionKind.ESCALATE,
+    }
 )
 """Actions that change the world (traffic, a launch, someone woken up): what ``other_actions = "wrong"`` grades."""
 _QUIET_RANK = {"ticket": Attention.TICKET.rank, "ok": Attention.OK.rank}

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from fleetdesk.domain import launch
 from fleetdesk.domain.model_type import ModelTypeError
 from fleetdesk.domain.registry import Model, Registry, RegistryError, RegistryViolation
 from fleetdesk.domain.registry_change import (
@@ -269,6 +270,7 @@ def _change_violations(conn: Connection, changes: list[ModelChange]) -> list[Reg
                         " tier_justification saying why",
                     )
                 )
+    found += _launch_violations(conn, changes)
     retired = [c.model_id for c in changes if c.kind is ChangeKind.RETIRE]
     for model_id, incident_id in registry_log.open_incident_ids(conn, retired).items():
         found.append(
@@ -278,6 +280,33 @@ def _change_violations(conn: Connection, changes: list[ModelChange]) -> list[Reg
                 message=f"has open incident {incident_id}: a model cannot be retired during its incident",
             )
         )
+    return found
+
+
+def _launch_violations(conn: Connection, changes: list[ModelChange]) -> list[RegistryViolation]:
+    """A launch moves through its phases in order, and not at all while halted (domain.launch). A new model
+    may enter at any phase: the fleet file declares launches already under way elsewhere."""
+    moving = {
+        c.model_id: (c.before, c.after)
+        for c in changes
+        if c.before is not None
+        and c.after is not None
+        and (
+            c.before.launch_phase is not c.after.launch_phase
+            or c.before.traffic_share != c.after.traffic_share
+        )
+    }
+    halted = registry_log.halted_launches(conn, moving)
+    found = []
+    for model_id, (before, after) in moving.items():
+        phase_moves = before.launch_phase is not after.launch_phase
+        why_not = launch.phase_refusal(before.launch_phase, after.launch_phase)
+        if model_id in halted:
+            traffic_moves = before.traffic_share != after.traffic_share
+            why_not = launch.halted_change_refusal(halted[model_id], phase_moves, traffic_moves)
+        if why_not is not None:
+            field_name = "launch_phase" if phase_moves else "traffic_share"
+            found.append(RegistryViolation(model_id=model_id, field=field_name, message=why_not))
     return found
 
 

@@ -14,7 +14,16 @@ from fleetdesk.server import incident_groups, task_buckets
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
-from fleetdesk.server.store import Dialect, Row, from_epoch, iso, live_state, parse_iso
+from fleetdesk.server.store import (
+    Connection,
+    Dialect,
+    Row,
+    from_epoch,
+    iso,
+    live_state,
+    parse_iso,
+    registry_log,
+)
 from fleetdesk.wire import (
     Attention,
     AuditPage,
@@ -199,6 +208,7 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
         tasks = task_buckets.latest(
             conn, backend.config, model, backend.model_keys[model.id], row["last_bucket_start"]
         )
+        since = launch_since(conn, model)
     actions = playbook.options(situation)
     baseline = playbook.fallback_health(situation)
     last = row["last_bucket_start"]
@@ -220,7 +230,19 @@ def model_detail(backend: Backend, model_id: str) -> ModelDetail:
         holdout_health=playbook.holdout_health(situation),
         fallback=playbook.fallback_words(model, baseline),
         tasks=tasks,
+        launch_since=since,
     )
+
+
+def launch_since(conn: Connection, model: Model) -> datetime | None:
+    """When the model entered its launch phase: the oldest version of the newest run of versions in that
+    phase (None when it has been in it since seeding, whose time says nothing about the launch)."""
+    since = None
+    for version, _, record in registry_log.model_history(conn, model.id):
+        if record is None or record.launch_phase is not model.launch_phase:
+            break
+        since = None if version.version == 0 else version.at
+    return since
 
 
 def slo_status(backend: Backend, model_id: str) -> SloStatus:

@@ -41,7 +41,7 @@ GET  /v1/models/{id}/stability ?window=1h|6h|24h|7d|28d&task
                                       -> StabilitySeries              401 404 422
 GET  /v1/models/{id}/slo              -> SloStatus (fleetdesk.domain.slo)  401 404
 POST /v1/models/{id}/actions/{kind}   ActionRequest -> ActionResult
-         kind = rollback|end-experiment|escalate|halt-launch|ack|note
+         kind = rollback|end-experiment|escalate|halt-launch|resume-launch|ack|note
          400 (no key) 401 403 404 409 (stale state / key in progress) 422 (rule / key reuse)
 GET  /v1/incidents     ?state&model_id&offset&limit -> IncidentPage   401 422
 GET  /v1/incidents/{id}               -> IncidentDetail               401 404
@@ -106,6 +106,9 @@ Action rules
   needed (``confirmation``, ``acknowledge_target``, ``override_required``).
 - halt-launch: launch phase scale-up only, not already halted; traffic frozen.
   Needs ``expected_serving_model_id``.
+- resume-launch: a halted launch only; its phase and traffic may move again
+  (registry changes of a halted launch's phase or traffic are refused).
+  Needs ``expected_serving_model_id``.
 - escalate: target ``owner`` pages the model's owning team; ``upstream`` pages the
   team of each direct upstream model (422 when there is none); ``surface``, on a
   shared-cause incident, pages the app's data-pipeline rotation (fleet file
@@ -118,8 +121,8 @@ Action rules
   when there is one, otherwise kept as a model note (``incident_id`` null).
 Every non-dry action writes one audit record, one incident timeline entry
 (when an incident is involved) and one ``action`` event, in one transaction
-with the idempotency key. rollback, end-experiment, halt-launch and escalate
-need a non-empty ``reason``.
+with the idempotency key. rollback, end-experiment, halt-launch, resume-launch
+and escalate need a non-empty ``reason``.
 
 Permissions (``missing_permission`` in 403 problems)
 ----------------------------------------------------

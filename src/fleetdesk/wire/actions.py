@@ -20,7 +20,8 @@ class ActionRequest(WireModel):
     dry_run: bool = False
     expected_serving_model_id: IdText | None = Field(
         default=None,
-        description="Required for rollback, end-experiment, halt-launch: the serving model the caller saw",
+        description="Required for rollback, end-experiment, halt-launch, resume-launch: the serving model the"
+        " caller saw",
     )
     target: EscalationTarget = EscalationTarget.OWNER
     text: str | None = Field(default=None, max_length=10000, description="Note text (note only)")

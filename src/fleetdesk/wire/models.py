@@ -136,6 +136,11 @@ class ModelDetail(WireModel):
         description="A multi-task model's tasks in its type's order, each judged on its own in the latest"
         " closed bucket (the model's health is its worst task's); empty for a model judged as one series",
     )
+    launch_since: Moment | None = Field(
+        default=None,
+        description="When the model entered its launch phase (the registry change that moved it there);"
+        " None when it has been in it since the registry was seeded",
+    )
 
 
 class LineageEntry(WireModel):

@@ -87,6 +87,13 @@ ACTION_KEYS = (
         "Halt the launch of {id}?",
     ),
     ActionKey(
+        ActionKind.RESUME_LAUNCH,
+        "H",
+        "Resume",
+        "Resume this halted launch's scale-up.",
+        "Resume the launch of {id}?",
+    ),
+    ActionKey(
         ActionKind.ACK,
         "a",
         "Ack",

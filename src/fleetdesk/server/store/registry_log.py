@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fleetdesk.domain.model_type import Vocabulary
-from fleetdesk.domain.registry import Model
+from fleetdesk.domain.registry import LaunchPhase, Model
 from fleetdesk.domain.registry_change import ChangeKind, ModelChange, TypeChange
 from fleetdesk.domain.type_record import ModelTypeRecord
 from fleetdesk.server.store.values import iso, parse_iso
@@ -158,6 +158,18 @@ def open_incident_ids(conn: Connection, model_ids: Iterable[str]) -> dict[str, i
         ).fetchone()
         if row is not None and row[0] is not None:
             found[model_id] = int(row[0])
+    return found
+
+
+def halted_launches(conn: Connection, model_ids: Iterable[str]) -> dict[str, LaunchPhase]:
+    """The models among these whose launch is halted now, with the phase it is halted in."""
+    found = {}
+    for model_id in model_ids:
+        row = conn.execute(
+            "SELECT launch_phase FROM models WHERE id = ? AND launch_halted = 1", (model_id,)
+        ).fetchone()
+        if row is not None:
+            found[model_id] = LaunchPhase(row[0])
     return found
 
 

@@ -10,7 +10,7 @@ from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.common.quiet import QuietStatic
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import Lineage, ModelDetail, TargetHealth, Tier
+from fleetdesk.wire import LaunchPhase, Lineage, ModelDetail, TargetHealth, Tier
 
 CLAMP = 240
 """Characters of one data-borne field (purpose, justification, attributes) the model view shows before
@@ -48,6 +48,14 @@ def health_words(health: TargetHealth | None, glyphs: Glyphs) -> str:
         recent = health.as_of is not None and health.as_of - health.since < timedelta(hours=24)
         since = f" since {health.since:%H:%M}" if recent else f" since {health.since:%m-%d %H:%M}"
     return f" {glyphs.attention[health.attention]}{since}"
+
+
+def launch_words(detail: ModelDetail) -> str:
+    """``scale-up since 11-30 12:00, 3% of traffic, halted``: where the model's launch stands."""
+    live = detail.live
+    since = "" if detail.launch_since is None else f" since {detail.launch_since:%m-%d %H:%M}"
+    halted = ", halted" if live.launch_halted else ""
+    return f"{live.launch_phase}{since}, {live.traffic_share:.0%} of traffic{halted}"
 
 
 def clamped(detail: ModelDetail) -> bool:
@@ -167,8 +175,8 @@ class ModelContext(QuietStatic):
         text.append(f"{sanitize(model.owner_team)} / {sanitize(model.oncall_rotation)}")
         live = detail.live
         text.append("   launch ", style="bold")
-        phase = f"{live.launch_phase}" + (" (halted)" if live.launch_halted else "")
-        text.append(phase)
+        since = "" if detail.launch_since is None else f" since {detail.launch_since:%m-%d %H:%M}"
+        text.append(f"{live.launch_phase}{since}" + (" (halted)" if live.launch_halted else ""))
         text.append("   serving ", style="bold")
         serving = "itself" if live.serving_model_id == model.id else sanitize(live.serving_model_id)
         text.append(f"{serving} at {live.traffic_share:.0%} traffic")
@@ -200,9 +208,9 @@ class ModelContext(QuietStatic):
 
 
 class CompactContext(QuietStatic):
-    """The record in four lines under the title's id, for 80x24: its type decoded; tier, role, health and
-    what it does; the fallback and its health; blast radius and upstream. A line too long for the width
-    ends in an ellipsis (``p`` shows the record whole)."""
+    """The record in four lines under the title's id, for 80x24: a launch under way and its type decoded;
+    tier, role, health and what it does; the fallback and its health; blast radius and upstream. A line too
+    long for the width ends in an ellipsis (``p`` shows the record whole)."""
 
     DEFAULT_CSS = """
     CompactContext {
@@ -216,7 +224,12 @@ class CompactContext(QuietStatic):
         colours = palette(self.app)
         muted = colours.get("foreground-muted", "")
         text = Text(no_wrap=True, overflow="ellipsis")
-        # The id is the title right above: the first line reads it out instead.
+        # The id is the title right above: the first line reads it out instead, after where a launch
+        # under way stands (what an on-call needs first about an experiment; a launched model has none).
+        if detail.live.launch_phase is not LaunchPhase.LAUNCHED:
+            text.append("launch ", style="bold")
+            text.append(launch_words(detail))
+            text.append(" · ", style=muted)
         text.append(f"{sanitize(detail.decoded.description)}\n", style="italic")
         text.append(f"{model.tier} · {model.role} · ", style="bold")
         _attention(text, detail, glyphs, colours)
