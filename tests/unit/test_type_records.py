@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from fleetdesk.domain.registry import Role, Tier
 from fleetdesk.domain.type_record import AttributeKind, AttributeSpec, ModelTypeRecord
-from fleetdesk.fleets import FleetFileError, load_fleet
+from fleetdesk.fleets import FleetFileError, load_fleet, parse_registry_file
 from fleetdesk.settings import locations
 
 TAGGING_TYPE = "ig_tagging_late-stage_dlrm"
@@ -63,7 +63,11 @@ def test_a_model_without_a_tier_takes_its_types_default(tmp_path: Path) -> None:
     def drop_tier(raw: dict[str, Any], model: dict[str, Any]) -> None:
         del model["tier"]
 
-    assert load_fleet(str(_write(tmp_path, drop_tier))).model(TAGGING).tier is Tier.TIER4
+    path = _write(tmp_path, drop_tier)
+    assert load_fleet(str(path)).model(TAGGING).tier is Tier.TIER4
+    # The same file read as a `registry apply` file says the same (the fleet file is the apply format).
+    applied = parse_registry_file(path.read_text(), path)
+    assert next(m for m in applied.models if m.id == TAGGING).tier is Tier.TIER4
 
 
 @pytest.mark.parametrize(

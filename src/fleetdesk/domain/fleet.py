@@ -118,6 +118,23 @@ class PipelineRotation(BaseModel):
     rotation: str = Field(min_length=1)
 
 
+def with_default_tiers(data: Any) -> Any:
+    """A fleet file's raw ``models`` where a model without a tier takes its type record's default tier (a
+    fleet file and a ``registry apply`` file read the same way)."""
+    if not isinstance(data, dict):
+        return data
+    types, models = data.get("types"), data.get("models")
+    if not isinstance(types, dict) or not isinstance(models, list):
+        return data
+    filled = []
+    for model in models:
+        record = types.get(model.get("type")) if isinstance(model, dict) else None
+        if isinstance(record, dict) and "tier" not in model and "default_tier" in record:
+            model = {**model, "tier": record["default_tier"]}
+        filled.append(model)
+    return {**data, "models": filled}
+
+
 class FleetFile(BaseModel):
     """One fixture fleet, as stored in fixtures/fleets/NAME.json."""
 
@@ -153,19 +170,7 @@ class FleetFile(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _default_tiers(cls, data: Any) -> Any:
-        """A model without a tier takes its type record's default tier."""
-        if not isinstance(data, dict):
-            return data
-        types, models = data.get("types"), data.get("models")
-        if not isinstance(types, dict) or not isinstance(models, list):
-            return data
-        filled = []
-        for model in models:
-            record = types.get(model.get("type")) if isinstance(model, dict) else None
-            if isinstance(record, dict) and "tier" not in model and "default_tier" in record:
-                model = {**model, "tier": record["default_tier"]}
-            filled.append(model)
-        return {**data, "models": filled}
+        return with_default_tiers(data)
 
     @model_validator(mode="after")
     def _bands_and_pipelines(self) -> FleetFile:

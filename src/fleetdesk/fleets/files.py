@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, model_validator
 
-from fleetdesk.domain.fleet import FleetFile, MetricIncident
+from fleetdesk.domain.fleet import FleetFile, MetricIncident, with_default_tiers
 from fleetdesk.domain.registry import Model, Registry, RegistryError
 from fleetdesk.domain.stability import HealthBands, StabilityBucket
 from fleetdesk.domain.synthetic import (
@@ -158,6 +158,11 @@ class RegistryFile(BaseModel):
 
     models: list[Model]
     types: dict[str, ModelTypeRecord] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_tiers(cls, data: Any) -> Any:
+        return with_default_tiers(data)
 
 
 def parse_registry_file(text: str, source: Path | str) -> RegistryFile:
