@@ -162,10 +162,14 @@ def test_after_live_updates_the_terminal_shows_what_a_fresh_console_shows(server
 
     def open_model(home):  # type: ignore[no-untyped-def]
         console = PtyConsole(server.url, server.oncall_token, home, size=(120, 40))
-        console.open_model(
-            TIER2_EXPERIMENT.split(".")[-1], "blast radius", since=console.wait_for("21 models")
-        )
-        console.settle()
+        try:
+            console.open_model(
+                TIER2_EXPERIMENT.split(".")[-1], "blast radius", since=console.wait_for("21 models")
+            )
+            console.settle()
+        except BaseException:
+            console.close()  # else the console outlives the test and spins on its closed terminal
+            raise
         return console
 
     async def live_updates() -> None:
