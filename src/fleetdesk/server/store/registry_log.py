@@ -38,9 +38,25 @@ INSERT INTO model_versions (model_id, version, kind, record)
 SELECT id, 0, 'create', record FROM models;
 """
 
+_RECORD_COLUMNS = (
+    "type",
+    "app",
+    "surface",
+    "tier",
+    "tier_rank",
+    "role",
+    "owner_team",
+    "search_text",
+    "record",
+)
+"""The ``models`` columns that follow the registry record (the rest is the key and the live state)."""
 _MODEL_COLUMNS = (
-    "id, key, type, app, surface, tier, tier_rank, role, owner_team, search_text, record,"
-    " serving_model_id, traffic_share, launch_phase"
+    "id",
+    "key",
+    *_RECORD_COLUMNS,
+    "serving_model_id",
+    "traffic_share",
+    "launch_phase",
 )
 
 
@@ -54,10 +70,20 @@ class RegistryVersion:
 
 def model_row(model: Model, key: int, vocabulary: Vocabulary) -> tuple[Any, ...]:
     """The ``models`` row of a new model (``_MODEL_COLUMNS``): its registry columns and a fresh live state."""
-    model_type = vocabulary.parse(model.type)
     return (
         model.id,
         key,
+        *_record_values(model, vocabulary),
+        model.id,
+        model.traffic_share,
+        model.launch_phase.value,
+    )
+
+
+def _record_values(model: Model, vocabulary: Vocabulary) -> tuple[Any, ...]:
+    """``_RECORD_COLUMNS`` of ``model``."""
+    model_type = vocabulary.parse(model.type)
+    return (
         model.type,
         model_type.app,
         model_type.surface,
@@ -67,14 +93,14 @@ def model_row(model: Model, key: int, vocabulary: Vocabulary) -> tuple[Any, ...]
         model.owner_team,
         _search_text(model),
         model.model_dump_json(),
-        model.id,
-        model.traffic_share,
-        model.launch_phase.value,
     )
 
 
 def insert_models(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
-    conn.executemany(f"INSERT INTO models ({_MODEL_COLUMNS}) VALUES ({', '.join('?' * 14)})", rows)
+    conn.executemany(
+        f"INSERT INTO models ({', '.join(_MODEL_COLUMNS)}) VALUES ({', '.join('?' * len(_MODEL_COLUMNS))})",
+        rows,
+    )
 
 
 def record_seed(
@@ -118,22 +144,9 @@ def apply_change(conn: Connection, change: ModelChange, vocabulary: Vocabulary) 
         key = new_model_key(conn)
         insert_models(conn, [model_row(model, key, vocabulary)])
         return key
-    model_type = vocabulary.parse(model.type)
     conn.execute(
-        "UPDATE models SET type = ?, app = ?, surface = ?, tier = ?, tier_rank = ?, role = ?, owner_team = ?,"
-        " search_text = ?, record = ? WHERE id = ?",
-        (
-            model.type,
-            model_type.app,
-            model_type.surface,
-            model.tier.value,
-            model.tier.rank,
-            model.role.value,
-            model.owner_team,
-            _search_text(model),
-            model.model_dump_json(),
-            model.id,
-        ),
+        f"UPDATE models SET {', '.join(f'{column} = ?' for column in _RECORD_COLUMNS)} WHERE id = ?",
+        (*_record_values(model, vocabulary), model.id),
     )
     # The live traffic share and launch phase follow a declared change of either; an apply that leaves them
     # as declared leaves what actions (a rollback, a halt) did since.
