@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError, model_validator
 
@@ -123,23 +123,29 @@ def load_fleet(name_or_path: str, end_at: datetime | None = None) -> Fleet:
         raise FleetFileError(
             path, [f"cannot read: {sanitize(str(getattr(error, 'strerror', None) or error))}{hint}"]
         ) from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FleetFileError(
-            path, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]
-        ) from None
-    file = parse_fleet_file(raw, path)
+    file = parse_fleet_file(_decoded(text, path), path)
     if end_at is not None:
         file = shift_history(file, end_at)
     return build_fleet(file, path)
 
 
-def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
-    """Validate decoded JSON against the fleet schema; FleetFileError naming model and field."""
-    unknown = [_describe_schema_error(raw, detail) for detail in unknown_keys(FleetFile, raw)]
+_File = TypeVar("_File", bound=BaseModel)
+
+
+def _decoded(text: str, source: Path | str) -> Any:
     try:
-        file = FleetFile.model_validate(raw)
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FleetFileError(
+            source, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]
+        ) from None
+
+
+def _validated(schema: type[_File], raw: Any, source: Path | str) -> _File:
+    """``raw`` as ``schema``; FleetFileError naming every unknown key and every invalid field at once."""
+    unknown = [_describe_schema_error(raw, detail) for detail in unknown_keys(schema, raw)]
+    try:
+        file = schema.model_validate(raw)
     except ValidationError as error:
         problems = [
             _describe_schema_error(raw, detail)
@@ -150,6 +156,11 @@ def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
     if unknown:
         raise FleetFileError(source, unknown)
     return file
+
+
+def parse_fleet_file(raw: Any, source: Path | str) -> FleetFile:
+    """Validate decoded JSON against the fleet schema; FleetFileError naming model and field."""
+    return _validated(FleetFile, raw, source)
 
 
 class RegistryFile(BaseModel):
@@ -167,28 +178,11 @@ class RegistryFile(BaseModel):
 
 def parse_registry_file(text: str, source: Path | str) -> RegistryFile:
     """The model and type records of a fleet file's text, every problem named at once (FleetFileError)."""
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FleetFileError(
-            source, [f"line {error.lineno} column {error.colno}: not valid JSON: {error.msg}"]
-        ) from None
+    raw = _decoded(text, source)
     if not isinstance(raw, dict) or "models" not in raw:
         raise FleetFileError(source, ["a fleet file is a JSON object with a 'models' list"])
     models = {key: raw[key] for key in ("models", "types") if key in raw}
-    unknown = [_describe_schema_error(models, d) for d in unknown_keys(RegistryFile, models)]
-    try:
-        file = RegistryFile.model_validate(models)
-    except ValidationError as error:
-        problems = [
-            _describe_schema_error(models, detail)
-            for detail in error.errors(include_url=False)
-            if detail["type"] != "extra_forbidden"
-        ]
-        raise FleetFileError(source, unknown + problems) from None
-    if unknown:
-        raise FleetFileError(source, unknown)
-    return file
+    return _validated(RegistryFile, models, source)
 
 
 def build_fleet(file: FleetFile, source: Path) -> Fleet:
