@@ -148,26 +148,14 @@ def test_a_type_declares_each_task_once_with_a_plain_name() -> None:
 def test_seeded_history_splits_a_multi_task_model_into_its_tasks_exactly() -> None:
     fleet = load_fleet("small")
     model = fleet.registry.models["ig_notifications_late-stage_mtml.v15"]
-    file = fleet.file
-    config = FleetConfig(
-        name=file.name,
-        vocabulary=file.vocabulary,
-        default_bands=file.default_bands,
-        bands=file.effective_bands[0],
-        role_bands=file.effective_bands[1],
-        slo=file.slo,
-        bucket=file.history.bucket,
-        policy=file.policy,
-        types={
-            model.type: ModelTypeRecord(
-                owner_team="t",
-                description="d",
-                default_tier=model.tier,
-                runbook_url="https://runbooks.example/t",
-                tasks=("clicks", "comments", "follows"),
-            )
-        },
+    record = ModelTypeRecord(
+        owner_team="t",
+        description="d",
+        default_tier=model.tier,
+        runbook_url="https://runbooks.example/t",
+        tasks=("clicks", "comments", "follows"),
     )
+    config = FleetConfig.of(fleet.file).model_copy(update={"types": {model.type: record}})
     keys = {model_id: key for key, model_id in enumerate(fleet.registry.models, start=1)}
     end = fleet.timeline.end
     rows = BucketRows(fleet, config, keys, fleet.continued_until(end + timedelta(hours=3)), None)

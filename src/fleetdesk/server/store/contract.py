@@ -164,18 +164,7 @@ class Store:
     def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
         """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count."""
         file = fleet.file
-        config = FleetConfig(
-            name=file.name,
-            vocabulary=file.vocabulary,
-            default_bands=file.default_bands,
-            bands=file.effective_bands[0],
-            role_bands=file.effective_bands[1],
-            pipelines=file.pipelines,
-            slo=file.slo,
-            bucket=file.history.bucket,
-            policy=file.policy,
-            types=file.types,
-        )
+        config = FleetConfig.of(file)
         keys = {model_id: key for key, model_id in enumerate(fleet.registry.models, start=1)}
         model_rows = [
             registry_log.model_row(model, keys[model.id], file.vocabulary)

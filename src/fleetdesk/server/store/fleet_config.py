@@ -7,7 +7,7 @@ from datetime import timedelta
 from pydantic import BaseModel, ConfigDict
 
 from fleetdesk.domain.bands import bands_for
-from fleetdesk.domain.fleet import PipelineRotation
+from fleetdesk.domain.fleet import FleetFile, PipelineRotation
 from fleetdesk.domain.model_type import Vocabulary
 from fleetdesk.domain.policy import MonitoringPolicy
 from fleetdesk.domain.registry import Model, Role
@@ -35,6 +35,23 @@ class FleetConfig(BaseModel):
     """Per tier: objective, which rules page or ticket, sparse slices; databases seeded before have the defaults."""
     types: dict[str, ModelTypeRecord] = {}
     """Per type string: its record; databases seeded before type records have none."""
+
+    @classmethod
+    def of(cls, file: FleetFile) -> FleetConfig:
+        """What seeding keeps of a fleet file."""
+        by_type, by_role = file.effective_bands
+        return cls(
+            name=file.name,
+            vocabulary=file.vocabulary,
+            default_bands=file.default_bands,
+            bands=by_type,
+            role_bands=by_role,
+            pipelines=file.pipelines,
+            slo=file.slo,
+            bucket=file.history.bucket,
+            policy=file.policy,
+            types=file.types,
+        )
 
     def bands_for(self, model: Model) -> HealthBands:
         """The band this model is judged against: its type's, or its role's (see domain.bands), with its
