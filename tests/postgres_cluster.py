@@ -79,6 +79,16 @@ class Cluster:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
+    def settle(self) -> None:
+        """Write every dirty page out now: after a large seed or copy, PostgreSQL's checkpointer would
+        otherwise spread those writes over the next minutes, and they would stall the fsyncs of
+        whatever is measured then (on either store: they share the disk)."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+        os.sync()
+
     def copy_database(self, url: str) -> str:
         """A new database copied from the one at ``url`` (nobody may be connected to it); its URL."""
         import psycopg

@@ -118,6 +118,8 @@ def seeded(
                     "PRAGMA wal_checkpoint(TRUNCATE)"
                 )  # the copies need only the main file
             backend.close()
+            if store == "postgresql":
+                request.getfixturevalue("postgres").settle()
             self[key] = Seeded(size, fleet, db, buckets, seconds)
             return self[key]
 
@@ -126,7 +128,10 @@ def seeded(
 
 def _copy(seeded: Seeded, tmp_path: Path, request: pytest.FixtureRequest) -> Path | str:
     if isinstance(seeded.db, str):
-        return str(request.getfixturevalue("postgres").copy_database(seeded.db))
+        cluster = request.getfixturevalue("postgres")
+        copy = str(cluster.copy_database(seeded.db))
+        cluster.settle()
+        return copy
     db = tmp_path / "bench.sqlite"
     shutil.copyfile(seeded.db, db)
     # Written back now, not during the measurement: a large fleet's copy is gigabytes of dirty
