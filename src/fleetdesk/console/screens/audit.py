@@ -35,6 +35,25 @@ def change_words(record: AuditRecord) -> str:
     return f"{live_state_words(record.before)} -> {live_state_words(record.after)}"
 
 
+_COLUMNS = (
+    ("when", "at"),
+    ("actor", "actor"),
+    ("action", "action"),
+    ("reason", "reason"),
+    ("change", "change"),
+)
+
+
+def _cells(record: AuditRecord) -> tuple[Text, ...]:
+    return (
+        Text(f"{record.at:%m-%d %H:%M:%S}"),
+        Text(f"{sanitize(record.actor)} ({record.role})"),
+        Text(record.action),
+        Text(sanitize(record.reason, limit=60)),
+        Text(sanitize(change_words(record), limit=80)),
+    )
+
+
 class AuditScreen(ConsoleScreen):
     BINDINGS = [
         Binding(
@@ -57,16 +76,21 @@ class AuditScreen(ConsoleScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, key in (
-            ("when", "at"),
-            ("actor", "actor"),
-            ("action", "action"),
-            ("reason", "reason"),
-            ("change", "change"),
-        ):
-            table.add_column(label, key=key)
+        self._set_columns([])
         self.load()
+
+    def _set_columns(self, rows: list[tuple[Text, ...]]) -> None:
+        """Columns as wide as the widest cell of this page (or the header).
+
+        Set before the rows, never left to DataTable's own measuring: that runs when the table next idles,
+        and a paint in between (under load) caches the cells at their header widths for good (Textual's
+        cell cache is not keyed by width), so "admin (admin)" stayed "admin".
+        """
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for index, (label, key) in enumerate(_COLUMNS):
+            width = max([len(label), *(row[index].cell_len for row in rows)])
+            table.add_column(label, key=key, width=width)
 
     @work(exclusive=True, group="audit-load", exit_on_error=False)
     async def load(self) -> None:
@@ -77,17 +101,11 @@ class AuditScreen(ConsoleScreen):
 
     def on_audit_loaded(self, message: AuditLoaded) -> None:
         self.records = list(message.page.items)
+        rows = [_cells(record) for record in self.records]
+        self._set_columns(rows)
         table = self.query_one(DataTable)
-        table.clear()
-        for record in self.records:
-            table.add_row(
-                Text(f"{record.at:%m-%d %H:%M:%S}"),
-                Text(f"{sanitize(record.actor)} ({record.role})"),
-                Text(record.action),
-                Text(sanitize(record.reason, limit=60)),
-                Text(sanitize(change_words(record), limit=80)),
-                key=str(record.id),
-            )
+        for record, row in zip(self.records, rows, strict=True):
+            table.add_row(*row, key=str(record.id))
         if not self.records:
             self.query_one(StatusLine).say("no audit records for this model yet")
         else:
