@@ -6,7 +6,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -75,8 +75,15 @@ class ConsoleApp(App[None]):
         ),
     ]
 
-    def __init__(self, backend: Backend, settings: ConsoleSettings | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        settings: ConsoleSettings | None = None,
+        on_started: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_started`` is called once, when the first fleet fetch has ended (its page painted, or failed)."""
         super().__init__()
+        self._on_started = on_started
         self.seam = textual_seam.install()
         """Which of the slow-link patches to Textual's internals took (all of them on the pinned Textual)."""
         self.settings = settings or ConsoleSettings()
@@ -144,6 +151,8 @@ class ConsoleApp(App[None]):
         if self._live_started:
             return
         self._live_started = True
+        if self._on_started is not None:
+            self._on_started()
         self.identify()
         self.follow_events()
 
