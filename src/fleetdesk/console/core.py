@@ -132,7 +132,9 @@ class ConsoleApp(App[None]):
             loop = asyncio.get_running_loop()
             for signum in _EXIT_SIGNALS:
                 loop.add_signal_handler(signum, self.exit)
-        from fleetdesk.console.screens.fleet import FleetScreen
+        from fleetdesk.console.screens.fleet import FleetScreen, ask_first_page
+
+        first_page = ask_first_page(self.client)
 
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", markup=False)
@@ -143,7 +145,9 @@ class ConsoleApp(App[None]):
                 severity="warning",
                 markup=False,
             )
-        await self.push_screen(FleetScreen())  # its first fetch calls start_live when it has ended
+        await self.push_screen(
+            FleetScreen(first_page)
+        )  # its first fetch calls start_live when it has ended
 
     def start_live(self) -> None:
         """Who we are and the live feed, started once the first fleet fetch has ended (shown or failed):

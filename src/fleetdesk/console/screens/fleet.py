@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
-from fleetdesk.client import FleetdeskError, PageRequest
+from fleetdesk.client import FleetdeskClient, FleetdeskError, PageRequest
 from fleetdesk.console.fleet_filter import split
 from fleetdesk.console.messages import LiveEvent
 from fleetdesk.console.screens.base import ConsoleScreen
@@ -28,6 +28,7 @@ from fleetdesk.wire import (
     BucketClosedData,
     IncidentEventData,
     IncidentState,
+    ModelPage,
     RegistryEventData,
     SloChangedData,
     Tier,
@@ -35,6 +36,14 @@ from fleetdesk.wire import (
 
 PAGE_SIZE = 500
 FIRST_PAGE = 100
+
+
+def ask_first_page(client: FleetdeskClient) -> asyncio.Task[ModelPage]:
+    """The fleet's first page, asked for before the fleet screen is built: building it takes tens of ms at
+    start, which the request overlaps instead of following. The screen's first poll takes the answer."""
+    return asyncio.create_task(client.list_models(page=PageRequest(limit=FIRST_PAGE)))
+
+
 """The first load starts with this many (more than a tall terminal's screenful): the worst models show at once."""
 
 
@@ -101,8 +110,10 @@ class FleetScreen(ConsoleScreen):
         ),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, first_page: asyncio.Task[ModelPage] | None = None) -> None:
         super().__init__()
+        self._first_page = first_page
+        """The first page, already asked for (ask_first_page)."""
         self._tier: Tier | None = None
         self._loaded = False
         self._counts_pending = False
@@ -133,6 +144,10 @@ class FleetScreen(ConsoleScreen):
         self.query_one(StatusLine).say("loading the fleet…")
         self.poll_fleet()
 
+    def on_unmount(self) -> None:
+        if self._first_page is not None:  # the console closed before its first poll took it
+            self._first_page.cancel()
+
     # --- data -----------------------------------------------------------------
 
     @work(exclusive=True, group="fleet-poll", exit_on_error=False)
@@ -144,7 +159,11 @@ class FleetScreen(ConsoleScreen):
         try:
             while True:
                 limit = FIRST_PAGE if first_load and not rows else PAGE_SIZE
-                page = await client.list_models(page=PageRequest(offset=len(rows), limit=limit))
+                if self._first_page is not None:
+                    asked, self._first_page = self._first_page, None
+                    page = await asked
+                else:
+                    page = await client.list_models(page=PageRequest(offset=len(rows), limit=limit))
                 rows.extend(
                     map(FleetRow.of, page.items)
                 )  # page by page: no 10,000 ModelSummary held at once
