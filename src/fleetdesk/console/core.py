@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import select
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +39,7 @@ from fleetdesk.settings.console import ConsoleSettings
 from fleetdesk.wire import AccessRole, ClockEventData, ServerInfo, WhoAmI, Window
 
 _EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+HANGUP_CHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,13 @@ class ConsoleApp(App[None]):
             loop = asyncio.get_running_loop()
             for signum in _EXIT_SIGNALS:
                 loop.add_signal_handler(signum, self.exit)
+            # A terminal can also go away with no signal (its pty closed by a program that never made it our
+            # controlling terminal): Textual's input thread then reads end-of-file in a loop, at half a core,
+            # for ever. The hang-up is checked for here and ends the console the same way.
+            if sys.__stdin__ is not None and sys.__stdin__.isatty():
+                self.set_interval(
+                    HANGUP_CHECK_SECONDS, partial(self._exit_on_hangup, sys.__stdin__.fileno())
+                )
         from fleetdesk.console.screens.fleet import FleetScreen, ask_first_page
 
         first_page = ask_first_page(self.client)
@@ -148,6 +158,12 @@ class ConsoleApp(App[None]):
         await self.push_screen(
             FleetScreen(first_page)
         )  # its first fetch calls start_live when it has ended
+
+    def _exit_on_hangup(self, terminal: int) -> None:
+        poller = select.poll()
+        poller.register(terminal, select.POLLHUP)
+        if any(events & select.POLLHUP for _, events in poller.poll(0)):
+            self.exit()
 
     def start_live(self) -> None:
         """Who we are and the live feed, started once the first fleet fetch has ended (shown or failed):
