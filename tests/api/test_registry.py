@@ -413,3 +413,38 @@ async def test_type_records_need_the_owning_team_and_keep_their_bands(connect: C
         await feed.aclose()
     assert isinstance(update.data, RegistryEventData) and update.data.type_change is not None
     assert update.data.type_change.type == FEED_TYPE and update.event.model_id is None
+
+
+async def test_a_type_record_is_updated_and_retired_audited_and_in_its_history(
+    connect: Connect,
+) -> None:
+    owner = await connect(f"oncall:{EXPERIMENT_TEAM}")
+    admin = await connect("admin")
+    first = type_record(launch_doc={"kind": "text", "description": "Doc"})
+    await owner.change_registry(RegistryIntent.put_type(FEED_TYPE, first, "docs"))
+    second = first.model_copy(update={"description": "Feed late-stage ranking, multi-task."})
+    updated = await owner.change_registry(RegistryIntent.put_type(FEED_TYPE, second, "clearer"))
+    [change] = updated.type_changes
+    assert (change.kind, change.before, change.after) == (ChangeKind.UPDATE, first, second)
+    assert [f.field for f in change.fields] == ["description"]
+    assert (await admin.model(LONG_HISTORY)).type_record == second  # served at once
+    retired = await owner.change_registry(RegistryIntent.retire_type(FEED_TYPE, "folded in"))
+    [change] = retired.type_changes
+    assert (change.kind, change.before, change.after) == (ChangeKind.RETIRE, second, None)
+    assert (await admin.registry()).types == {}
+    assert (await admin.model(LONG_HISTORY)).type_record is None
+    audited = (await admin.audit(model_id=FEED_TYPE)).items
+    assert [(r.action, r.reason) for r in audited] == [
+        ("registry.type-retire", "folded in"),
+        ("registry.type-update", "clearer"),
+        ("registry.type-create", "docs"),
+    ]  # newest first
+    history = await admin.type_history(FEED_TYPE)
+    assert [v.change.kind for v in history.versions] == [
+        ChangeKind.RETIRE,
+        ChangeKind.UPDATE,
+        ChangeKind.CREATE,
+    ]
+    assert {v.actor for v in history.versions} == {r.actor for r in audited} != {"admin"}
+    with pytest.raises(NotFound, match="no record of type"):
+        await owner.change_registry(RegistryIntent.retire_type(FEED_TYPE, "again"))

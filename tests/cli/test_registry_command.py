@@ -222,3 +222,22 @@ def test_the_files_type_records_are_applied_with_its_models(
     assert history.returncode == EXIT_OK, history.stderr
     assert history.stdout.splitlines()[0].startswith("v1  ")
     assert "admin  create  fleetdesk registry apply" in history.stdout
+
+
+def test_a_misspelled_section_is_refused_and_seed_only_sections_are_named(
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
+    raw = json.loads(SMALL.read_text())
+    raw["typse"] = raw.pop("types", {})
+    misspelled = tmp_path / "misspelled.json"
+    misspelled.write_text(json.dumps(raw))
+    refused = fleetdesk(server, "apply", str(misspelled))
+    assert refused.returncode == EXIT_REFUSED
+    assert "typse: unknown key" in refused.stderr
+    seeded = fleetdesk(server, "apply", str(fleet_file(tmp_path)))
+    assert seeded.returncode == EXIT_OK, seeded.stderr
+    note = next(line for line in seeded.stderr.splitlines() if "sections only" in line)
+    assert note.endswith(
+        "; vocabulary, default_bands, bands, role_bands, pipelines, slo, history are read when a store"
+        " is seeded"
+    )

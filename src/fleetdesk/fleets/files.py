@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from fleetdesk.domain.fleet import FleetFile, MetricIncident, with_default_tiers
 from fleetdesk.domain.registry import Model, Registry, RegistryError
@@ -169,6 +169,8 @@ class RegistryFile(BaseModel):
 
     models: list[Model]
     types: dict[str, ModelTypeRecord] = {}
+    seed_only: tuple[str, ...] = Field(default=(), exclude=True)
+    """The file's other sections (policy, bands, ...): read when a store is seeded, not applied."""
 
     @model_validator(mode="before")
     @classmethod
@@ -176,13 +178,28 @@ class RegistryFile(BaseModel):
         return with_default_tiers(data)
 
 
+_APPLIED_SECTIONS = ("models", "types")
+_NAMING_SECTIONS = ("schema_version", "name", "description")  # say what the file is, change nothing
+
+
 def parse_registry_file(text: str, source: Path | str) -> RegistryFile:
-    """The model and type records of a fleet file's text, every problem named at once (FleetFileError)."""
+    """The model and type records of a fleet file's text, every problem named at once (FleetFileError);
+    a top-level key that is no section of a fleet file is one of them (a misspelled 'types' would
+    otherwise apply nothing without a word)."""
     raw = _decoded(text, source)
     if not isinstance(raw, dict) or "models" not in raw:
         raise FleetFileError(source, ["a fleet file is a JSON object with a 'models' list"])
-    models = {key: raw[key] for key in ("models", "types") if key in raw}
-    return _validated(RegistryFile, models, source)
+    sections = dict.fromkeys(raw)  # the top-level keys only: the applied sections are checked below
+    unknown = [_describe_schema_error(raw, detail) for detail in unknown_keys(FleetFile, sections)]
+    applied = {key: raw[key] for key in _APPLIED_SECTIONS if key in raw}
+    try:
+        file = _validated(RegistryFile, applied, source)
+    except FleetFileError as error:
+        raise FleetFileError(source, unknown + error.problems) from None
+    if unknown:
+        raise FleetFileError(source, unknown)
+    seed_only = tuple(key for key in raw if key not in _APPLIED_SECTIONS + _NAMING_SECTIONS)
+    return file.model_copy(update={"seed_only": seed_only})
 
 
 def build_fleet(file: FleetFile, source: Path) -> Fleet:
