@@ -53,14 +53,19 @@ async def _confirm(pilot) -> None:
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the dialog")
 
 
-async def _fallback_warning(pilot) -> None:
-    """The rollback of an experiment whose baseline pages: the warning first, the strongest confirmation."""
+async def _sick_fallback(pilot) -> None:
+    """An experiment whose baseline pages: the view says 'itself paging since …: escalate', not 'safe'."""
     await _live_fleet(pilot)
     screen = ModelScreen("fb_feed_late-stage_dhen.x7-integrity")
     await pilot.app.push_screen(screen)
     await wait_for(
         pilot, lambda: screen.detail is not None and screen.series is not None, "the model view"
     )
+
+
+async def _fallback_warning(pilot) -> None:
+    """The rollback of an experiment whose baseline pages: the warning first, the strongest confirmation."""
+    await _sick_fallback(pilot)
     await pilot.press("r")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmAction), "the dialog")
 
@@ -76,6 +81,7 @@ VIEWS = {
     "model": _model,
     "confirm": _confirm,
     "help": _help,
+    "sick-fallback": _sick_fallback,
     "fallback-warning": _fallback_warning,
 }
 

@@ -245,6 +245,9 @@ class CompactContext(QuietStatic):
                 glyphs,
                 colours,
             )
+            if detail.baseline_health is not None and not detail.baseline_health.healthy:
+                # What the wide view's context sentence says; here its sentence is cut at [p].
+                text.append(" · escalate instead", style="bold")
         else:
             text.append("fallback ", style="bold")
             text.append("none: escalate instead")
