@@ -14,6 +14,7 @@ from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.help import HelpScreen
 from fleetdesk.console.screens.incident import IncidentScreen
 from fleetdesk.console.screens.model import ModelScreen
+from fleetdesk.console.screens.record import RecordScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable
 
 SIZES = [(80, 24), (120, 40)]
@@ -74,6 +75,7 @@ STEPS = {
     "note": lambda pilot: on_model(pilot, "n", ConfirmAction),
     "incident": lambda pilot: on_model(pilot, "i", IncidentScreen),
     "audit": lambda pilot: on_model(pilot, "l", AuditScreen),
+    "record": lambda pilot: on_model(pilot, "p", RecordScreen),
     "model-help": lambda pilot: on_model(pilot, "question_mark", HelpScreen),
     "scorecard": lambda pilot: _scorecard(pilot),
 }

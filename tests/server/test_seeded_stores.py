@@ -4,6 +4,7 @@ now on later starts, safe with two starts at once and after a crash mid-seed."""
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import shutil
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from fleetdesk.commands.console import StartReport
 from fleetdesk.domain.synthetic import Timeline, synthesize_rows
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server import seeded_stores
@@ -228,3 +230,35 @@ def test_a_crash_mid_seed_leaves_no_half_store_and_the_next_start_seeds_it(tmp_p
     with closing(sqlite3.connect(fresh.path)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert len(buckets(fresh.path)) == 16_125
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("stream", [io.StringIO, Tty], ids=["log", "terminal"])
+def test_the_start_says_what_it_is_doing_and_how_far_it_is(tmp_path, stream):
+    """What `fleetdesk console --fleet` writes before its screen opens: the seeding with its size, then
+    how many models and buckets are written (on a terminal, one line rewritten in place), then ready."""
+    out = stream()
+    report = StartReport(out)
+    prepare("small", tmp_path / "one.sqlite", now=T0, say=report.say, progress=report.seeding)
+    report.done()
+    lines = out.getvalue().replace("\r", "\n").splitlines()
+    said = [line for line in lines if line.strip()]
+    assert said[0] == (
+        "fleetdesk: seeding the store of fleet 'small': 21 models, 768 hours each (kept for the next start)"
+    )
+    progress = [line.rstrip() for line in said if "writing buckets" in line]
+    assert progress[-1] == ("fleetdesk: writing buckets: 21 of 21 models, 16,125 buckets (100%)")
+    assert said[-1].startswith("fleetdesk: backend ready in ") and said[-1].endswith(
+        " s; opening the console"
+    )
+    if stream is Tty:  # progress rewrites its line in place
+        assert "\rfleetdesk: writing buckets" in out.getvalue()
+    else:  # a log gets whole lines only, and of the progress only its end
+        assert "\r" not in out.getvalue() and progress == [progress[-1]]
+    again = stream()
+    prepare("small", tmp_path / "two.sqlite", now=T0, say=StartReport(again).say)
+    assert "seeding" not in again.getvalue()  # the second start copies the store
