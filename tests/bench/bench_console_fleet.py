@@ -39,7 +39,7 @@ from fleetdesk.fleets.generator import generate_fleet
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-STARTS = 3
+STARTS = 7
 """Start-ups of each app per figure, alternating, so all see the same load on a shared box."""
 LIBRARIES_APP = (
     "import sys\n"
