@@ -12,6 +12,7 @@ from textual.widgets import Input
 
 from fleetdesk.client import ActionIntent, ConnectionState, FleetdeskClient
 from fleetdesk.console.app import Backend, FleetdeskApp
+from fleetdesk.console.fleet_filter import matches, split, wider_filters
 from fleetdesk.console.screens.fleet import FleetScreen
 from fleetdesk.console.screens.model import ModelScreen
 from fleetdesk.console.widgets.fleet.table import FleetTable, sort_key
@@ -261,3 +262,45 @@ async def test_click_selects_a_row_and_a_second_click_opens_it(server):
         await pilot.click(FleetTable, offset=(20, 4))
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen), "the model view")
         assert pilot.app.screen.model_id == fleet.shown_ids[3]
+
+
+async def test_each_keystroke_shows_what_a_full_scan_would(server):
+    """A keystroke that narrows the filter scans what the wider one showed: across extended words, a new
+    word, a word that turns into a tier or health word, backspaces and a model changing under the filter,
+    the table shows exactly what the words select of the whole fleet, in order."""
+    async with make_app(server).run_test(size=(120, 40)) as pilot:
+        fleet = await loaded(pilot)
+        field = pilot.app.screen.query_one("#filter", Input)
+
+        def full_scan() -> list[str]:
+            ordered = sorted(fleet.models.values(), key=sort_key)
+            return [m.id for m in ordered if matches(m, split(field.value))]
+
+        await pilot.press("slash")
+        keys = [*"ig fe", "backspace", "backspace", "t", "2", "backspace", *"0 okx"]
+        keys += ["ctrl+u", *"page", "ctrl+u"]
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+            assert fleet.shown_ids == full_scan(), field.value
+        await pilot.press(*"page")
+        await pilot.pause()
+        calm = next(
+            m
+            for m in fleet.models.values()
+            if m.id.startswith("ig_") and m.attention is Attention.OK
+        )
+        fleet.update_model(replace(calm, attention=Attention.PAGE))  # now one of the "page" models
+        await pilot.press(*" ig")
+        await pilot.pause()
+        assert calm.id in fleet.shown_ids and fleet.shown_ids == full_scan()
+
+
+def test_wider_filters_show_everything_the_narrower_shows() -> None:
+    assert wider_filters([]) == []
+    assert wider_filters(["ig", "fee"]) == [("ig", "fe"), ("ig",)]
+    assert wider_filters(["ig", "f"]) == [("ig",)]  # no empty word
+    assert wider_filters(["t0"]) == [()]  # a tier word is no longer a substring test
+    assert wider_filters(["t0x"]) == [()]  # nor is "t0" wider than "t0x"
+    assert wider_filters(["okay"]) == [("oka",), ()]
+    assert wider_filters(["oka"]) == [()]  # "ok" is a health word

@@ -63,6 +63,25 @@ def predicate(words: list[str]) -> Callable[[FleetRow, str], bool]:
     return lambda model, text: all(test(model, text) for test in tests)
 
 
+def wider_filters(words: list[str]) -> list[tuple[str, ...]]:
+    """Filters that show every model ``words`` shows, narrowest first: the same words with the last one a
+    keystroke shorter (both free words: a substring of the haystack stays one when cut), or without it.
+    What one of them showed is all a keystroke that extends it needs to look at."""
+    if not words:
+        return []
+    *rest, last = words
+    wider = []
+    shorter = last[:-1]
+    if shorter and _is_free(shorter) and _is_free(last):
+        wider.append((*rest, shorter))
+    wider.append(tuple(rest))
+    return wider
+
+
+def _is_free(word: str) -> bool:
+    return tier_word(word) is None and word.lower() not in _HEALTH_WORDS
+
+
 def _is_tier(tier: Tier, model: FleetRow, text: str) -> bool:
     return model.tier is tier
 
