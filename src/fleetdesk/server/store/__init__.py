@@ -3,7 +3,7 @@
 Only this package writes SQL schema; the names below are what the rest of the server imports.
 """
 
-from fleetdesk.server.store import registry_log
+from fleetdesk.server.store import event_log, registry_log
 from fleetdesk.server.store.contract import (
     Connection,
     Row,
@@ -54,6 +54,7 @@ __all__ = [
     "bucket_health",
     "count_days",
     "dumps",
+    "event_log",
     "epoch",
     "from_epoch",
     "is_postgres_url",
