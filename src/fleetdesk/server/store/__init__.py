@@ -3,7 +3,7 @@
 Only this package writes SQL schema; the names below are what the rest of the server imports.
 """
 
-from fleetdesk.server.store import event_log, registry_log
+from fleetdesk.server.store import event_log, registry_log, tokens
 from fleetdesk.server.store.contract import (
     Connection,
     Row,
@@ -62,4 +62,5 @@ __all__ = [
     "live_state",
     "parse_iso",
     "registry_log",
+    "tokens",
 ]
