@@ -19,7 +19,14 @@ from fleetdesk.server.events import EventNotifier
 from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
 from fleetdesk.server.storage import StorageWatch
-from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store, registry_log
+from fleetdesk.server.store import (
+    Connection,
+    FleetConfig,
+    SeedProgress,
+    Store,
+    idempotency_keys,
+    registry_log,
+)
 
 log = logging.getLogger("fleetdesk.server")
 
@@ -106,7 +113,8 @@ class Backend:
         backend.registry_version = 0 if latest is None else latest.version
         store.watch_commits(backend._other_commit)
         store.warm(REQUEST_THREADS)
-        backend._finish_interrupted_requests()
+        with backend.write() as conn:
+            idempotency_keys.finish_interrupted(conn)
         backend.refresh_if_due()
         return backend
 
@@ -271,12 +279,6 @@ class Backend:
         self.evaluated_at = now
         self._counts = None  # stored states are now newer than our counts: recount next time
         self._marks = None
-
-    def _finish_interrupted_requests(self) -> None:
-        # A request whose change committed but whose after-commit delivery was cut
-        # short by a crash is done: its response is stored, so replays return it.
-        with self.write() as conn:
-            conn.execute("UPDATE idempotency SET state = 'done' WHERE state = 'in_progress'")
 
     def begin_shutdown(self) -> None:
         """End event streams so the server can stop promptly."""

@@ -3,7 +3,7 @@
 Only this package writes SQL schema; the names below are what the rest of the server imports.
 """
 
-from fleetdesk.server.store import event_log, registry_log, tokens
+from fleetdesk.server.store import event_log, idempotency_keys, registry_log, tokens
 from fleetdesk.server.store.contract import (
     Connection,
     Row,
@@ -55,6 +55,7 @@ __all__ = [
     "count_days",
     "dumps",
     "event_log",
+    "idempotency_keys",
     "epoch",
     "from_epoch",
     "is_postgres_url",

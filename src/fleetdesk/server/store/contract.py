@@ -109,6 +109,10 @@ class Store:
         """Close every connection this store opened."""
         raise NotImplementedError
 
+    def ping(self) -> None:
+        """Raise unless the database answers a query now (the readiness probe)."""
+        self.connection().execute("SELECT 1").fetchone()
+
     def lead(self) -> bool:
         """Whether this process is the one that closes slots, recomputes SLOs and opens incidents, taking
         the role when no live process holds it. A store only one server uses always leads."""
