@@ -3,7 +3,13 @@
 Only this package writes SQL schema; the names below are what the rest of the server imports.
 """
 
-from fleetdesk.server.store import event_log, idempotency_keys, registry_log, tokens
+from fleetdesk.server.store import (
+    event_log,
+    idempotency_keys,
+    outbox_rows,
+    registry_log,
+    tokens,
+)
 from fleetdesk.server.store.contract import (
     Connection,
     Row,
@@ -56,6 +62,7 @@ __all__ = [
     "dumps",
     "event_log",
     "idempotency_keys",
+    "outbox_rows",
     "epoch",
     "from_epoch",
     "is_postgres_url",
