@@ -25,6 +25,7 @@ from fleetdesk.server.store import (
     SeedProgress,
     Store,
     idempotency_keys,
+    model_rows,
     registry_log,
 )
 
@@ -193,7 +194,7 @@ class Backend:
                 # On a shared store another replica's ingests are not in our touched set: a model whose
                 # ingest mark moved since our counts were taken is recounted too. (A mark misses only an
                 # all-zero bucket backfilled behind the newest: no data, which counts as none.)
-                counted = self._ingested(conn) if self.store.shared else {}
+                counted = model_rows.ingest_marks(conn) if self.store.shared else {}
                 held_marks = self._marks
                 if held_marks is not None:
                     stale |= {m for m, mark in counted.items() if held_marks.get(m) != mark}
@@ -243,7 +244,11 @@ class Backend:
                 # A model ingested since the snapshot (here, or on another replica) keeps the newer state
                 # that ingest stored.
                 moved = (
-                    {m for m, mark in self._ingested(conn).items() if counted.get(m) != mark}
+                    {
+                        m
+                        for m, mark in model_rows.ingest_marks(conn).items()
+                        if counted.get(m) != mark
+                    }
                     if self.store.shared
                     else set()
                 )
@@ -259,14 +264,6 @@ class Backend:
             self.evaluated_at = now
             self._refreshed_slot = slot
             return True
-
-    @staticmethod
-    def _ingested(conn: Connection) -> dict[str, tuple[Any, ...]]:
-        """Per model, a mark that moves with every ingest (its newest bucket and its running weight)."""
-        return {
-            row[0]: (row[1], row[2])
-            for row in conn.execute("SELECT id, last_bucket_start, total_weight FROM models")
-        }
 
     def touched(self, model_ids: Iterable[str]) -> None:
         """Note models whose buckets an ingest just changed (call inside its write transaction)."""
