@@ -20,7 +20,7 @@ from fleetdesk.server.store import (
     StoreError,
     bucket_health,
 )
-from fleetdesk.server.views import _ORDER
+from fleetdesk.server.store.model_rows import ORDER
 from fleetdesk.wire import ModelSort
 
 MIGRATIONS_BEFORE = list(MIGRATIONS)
@@ -60,7 +60,7 @@ def test_worst_first_pages_walk_an_index_instead_of_sorting_the_fleet(tmp_path: 
     plan = (
         store.connection()
         .execute(
-            f"EXPLAIN QUERY PLAN SELECT id FROM models ORDER BY {_ORDER[ModelSort.WORST]} LIMIT 500 OFFSET 9500"
+            f"EXPLAIN QUERY PLAN SELECT id FROM models ORDER BY {ORDER[ModelSort.WORST]} LIMIT 500 OFFSET 9500"
         )
         .fetchall()
     )

@@ -140,16 +140,11 @@ def run_list(args: argparse.Namespace) -> int:
     import json
 
     from fleetdesk.domain.text import sanitize
+    from fleetdesk.server.store import tokens
 
     store = _store(args.db)
     try:
-        rows = (
-            store.connection()
-            .execute(
-                'SELECT id, "user", role, teams, created_at, expires_at, revoked FROM tokens ORDER BY id'
-            )
-            .fetchall()
-        )
+        rows = tokens.every(store.connection())
     finally:
         store.close()
     for row in rows:

@@ -23,7 +23,7 @@ from fleetdesk.server.events import append_event
 from fleetdesk.server.paging import PagingError
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
-from fleetdesk.server.store import Connection, dumps, iso
+from fleetdesk.server.store import Connection, audit_log, dumps, incident_rows, iso, model_rows
 from fleetdesk.wire import (
     AccessRole,
     ActionEventData,
@@ -229,17 +229,14 @@ def apply(
     model = plan.model
     for change in plan.changes:
         after = change.after
-        conn.execute(
-            "UPDATE models SET serving_model_id = ?, traffic_share = ?, launch_phase = ?, launch_halted = ?,"
-            " experiment_ended = ? WHERE id = ?",
-            (
-                after.serving_model_id,
-                after.traffic_share,
-                after.launch_phase.value,
-                int(after.launch_halted),
-                int(after.experiment_ended),
-                change.model_id,
-            ),
+        model_rows.set_live(
+            conn,
+            change.model_id,
+            after.serving_model_id,
+            after.traffic_share,
+            after.launch_phase.value,
+            after.launch_halted,
+            after.experiment_ended,
         )
     if plan.rules.opens_incident:
         plan.incident_id = incidents.open_or_join(
@@ -256,7 +253,7 @@ def apply(
             page.model_copy(update={"incident_id": plan.incident_id}) for page in plan.pages
         ]
     if plan.kind is ActionKind.ACK and plan.incident_id is not None:
-        incidents.acknowledge(conn, plan.incident_id, principal.user, at)
+        incident_rows.acknowledge(conn, plan.incident_id, principal.user, iso(at))
     detail: dict[str, object] = {
         "summary": plan.rules.done,
         "changes": [change.model_dump(mode="json") for change in plan.changes],
@@ -276,43 +273,36 @@ def apply(
         detail["warnings"] = plan.rules.warnings
     if plan.kind is ActionKind.NOTE:
         detail["text"] = request.text
-    (audit_id,) = conn.execute(
-        "INSERT INTO audit_log (at, actor, role, action, model_id, reason, before, after, idempotency_key,"
-        " incident_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        (
-            iso(at),
-            principal.user,
-            principal.role.value,
-            plan.kind.value,
-            model.id,
-            request.reason,
-            plan.before.model_dump_json(),
-            plan.after.model_dump_json(),
-            key,
-            plan.incident_id,
-            dumps(detail),
-        ),
-    ).fetchone()
+    audit_id = audit_log.append(
+        conn,
+        iso(at),
+        principal.user,
+        principal.role.value,
+        plan.kind.value,
+        model.id,
+        request.reason,
+        plan.before.model_dump_json(),
+        plan.after.model_dump_json(),
+        key,
+        plan.incident_id,
+        dumps(detail),
+    )
     for page in plan.pages:
-        conn.execute(
-            "INSERT INTO pages (at, model_id, team, rotation, target, reason, incident_id, actor, delivered_via)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                iso(at),
-                page.model_id,
-                page.team,
-                page.rotation,
-                page.target.value,
-                page.reason,
-                page.incident_id,
-                principal.user,
-                page.delivered_via,
-            ),
+        incident_rows.add_page(
+            conn,
+            iso(at),
+            page.model_id,
+            page.team,
+            page.rotation,
+            page.target.value,
+            page.reason,
+            page.incident_id,
+            principal.user,
+            page.delivered_via,
         )
     if plan.kind is ActionKind.NOTE:
-        conn.execute(
-            "INSERT INTO notes (model_id, incident_id, author, at, text) VALUES (?, ?, ?, ?, ?)",
-            (model.id, plan.incident_id, principal.user, iso(at), request.text),
+        incident_rows.add_note(
+            conn, model.id, plan.incident_id, principal.user, iso(at), request.text
         )
     if plan.incident_id is not None:
         kind = {ActionKind.ACK: "ack", ActionKind.NOTE: "note"}.get(plan.kind, "action")

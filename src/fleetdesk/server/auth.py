@@ -15,6 +15,7 @@ from datetime import timedelta
 from fleetdesk.server.clock import wall_clock
 from fleetdesk.server.problems import Problem
 from fleetdesk.server.store import Connection, Row, Store, iso, parse_iso
+from fleetdesk.server.store import tokens as tokens_table
 from fleetdesk.wire import AccessRole, ProblemType, WhoAmI
 
 TOKEN_PREFIX = "fdk_"
@@ -76,8 +77,8 @@ def create_tokens(
     now = wall_clock()
     tokens = [TOKEN_PREFIX + secrets.token_urlsafe(32) for _ in specs]
     with store.write() as conn:
-        conn.executemany(
-            'INSERT INTO tokens (hash, "user", role, teams, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+        tokens_table.insert(
+            conn,
             [
                 (
                     hash_token(token),
@@ -97,14 +98,8 @@ def revoke_tokens(store: Store, *, user: str | None = None, token: str | None = 
     """Revoke by user (all of theirs) or by token value; returns how many were revoked."""
     with store.write() as conn:
         if token is not None:
-            cursor = conn.execute(
-                "UPDATE tokens SET revoked = 1 WHERE hash = ? AND revoked = 0", (hash_token(token),)
-            )
-        else:
-            cursor = conn.execute(
-                'UPDATE tokens SET revoked = 1 WHERE "user" = ? AND revoked = 0', (user,)
-            )
-        return cursor.rowcount
+            return tokens_table.revoke_hash(conn, hash_token(token))
+        return tokens_table.revoke_user(conn, user)
 
 
 def _unauthenticated(detail: str) -> Problem:
@@ -128,10 +123,7 @@ def authenticate(conn: Connection, authorization: str | None, demo: bool) -> Pri
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise _unauthenticated("expected 'Authorization: Bearer <token>'")
-    row = conn.execute(
-        'SELECT id, "user", role, teams, expires_at, revoked FROM tokens WHERE hash = ?',
-        (hash_token(token),),
-    ).fetchone()
+    row = tokens_table.by_hash(conn, hash_token(token))
     if row is None:
         raise _unauthenticated("unknown token")
     ended = _ended(row)
@@ -152,9 +144,7 @@ def access_ended(conn: Connection, principal: Principal) -> str | None:
     """
     if principal.token_id is None:
         return None  # demo mode: no token to revoke
-    row = conn.execute(
-        "SELECT expires_at, revoked FROM tokens WHERE id = ?", (principal.token_id,)
-    ).fetchone()
+    row = tokens_table.validity(conn, principal.token_id)
     return "token removed" if row is None else _ended(row)
 
 

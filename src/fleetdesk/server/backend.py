@@ -19,7 +19,15 @@ from fleetdesk.server.events import EventNotifier
 from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
 from fleetdesk.server.storage import StorageWatch
-from fleetdesk.server.store import Connection, FleetConfig, SeedProgress, Store, registry_log
+from fleetdesk.server.store import (
+    Connection,
+    FleetConfig,
+    SeedProgress,
+    Store,
+    idempotency_keys,
+    model_rows,
+    registry_log,
+)
 
 log = logging.getLogger("fleetdesk.server")
 
@@ -106,7 +114,8 @@ class Backend:
         backend.registry_version = 0 if latest is None else latest.version
         store.watch_commits(backend._other_commit)
         store.warm(REQUEST_THREADS)
-        backend._finish_interrupted_requests()
+        with backend.write() as conn:
+            idempotency_keys.finish_interrupted(conn)
         backend.refresh_if_due()
         return backend
 
@@ -185,7 +194,7 @@ class Backend:
                 # On a shared store another replica's ingests are not in our touched set: a model whose
                 # ingest mark moved since our counts were taken is recounted too. (A mark misses only an
                 # all-zero bucket backfilled behind the newest: no data, which counts as none.)
-                counted = self._ingested(conn) if self.store.shared else {}
+                counted = model_rows.ingest_marks(conn) if self.store.shared else {}
                 held_marks = self._marks
                 if held_marks is not None:
                     stale |= {m for m, mark in counted.items() if held_marks.get(m) != mark}
@@ -235,7 +244,11 @@ class Backend:
                 # A model ingested since the snapshot (here, or on another replica) keeps the newer state
                 # that ingest stored.
                 moved = (
-                    {m for m, mark in self._ingested(conn).items() if counted.get(m) != mark}
+                    {
+                        m
+                        for m, mark in model_rows.ingest_marks(conn).items()
+                        if counted.get(m) != mark
+                    }
                     if self.store.shared
                     else set()
                 )
@@ -252,14 +265,6 @@ class Backend:
             self._refreshed_slot = slot
             return True
 
-    @staticmethod
-    def _ingested(conn: Connection) -> dict[str, tuple[Any, ...]]:
-        """Per model, a mark that moves with every ingest (its newest bucket and its running weight)."""
-        return {
-            row[0]: (row[1], row[2])
-            for row in conn.execute("SELECT id, last_bucket_start, total_weight FROM models")
-        }
-
     def touched(self, model_ids: Iterable[str]) -> None:
         """Note models whose buckets an ingest just changed (call inside its write transaction)."""
         with self._touched_lock:
@@ -271,12 +276,6 @@ class Backend:
         self.evaluated_at = now
         self._counts = None  # stored states are now newer than our counts: recount next time
         self._marks = None
-
-    def _finish_interrupted_requests(self) -> None:
-        # A request whose change committed but whose after-commit delivery was cut
-        # short by a crash is done: its response is stored, so replays return it.
-        with self.write() as conn:
-            conn.execute("UPDATE idempotency SET state = 'done' WHERE state = 'in_progress'")
 
     def begin_shutdown(self) -> None:
         """End event streams so the server can stop promptly."""

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from fleetdesk.server.store import Connection, iso, parse_iso
+from fleetdesk.server.store import Connection, event_log, iso, parse_iso
 from fleetdesk.wire import EventType, ServerEvent
 
 
@@ -17,18 +17,10 @@ def append_event(
     conn: Connection, kind: EventType, at: datetime, model_id: str | None, data: BaseModel
 ) -> int:
     """Record one event in the current transaction; returns its id (the SSE id)."""
-    (event_id,) = conn.execute(
-        "INSERT INTO events (type, at, model_id, payload) VALUES (?, ?, ?, ?) RETURNING id",
-        (kind.value, iso(at), model_id, data.model_dump_json()),
-    ).fetchone()
-    return int(event_id)
+    return event_log.append(conn, kind.value, iso(at), model_id, data.model_dump_json())
 
 
 def read_events(conn: Connection, after: int, limit: int) -> list[ServerEvent]:
-    rows = conn.execute(
-        "SELECT id, type, at, model_id, payload FROM events WHERE id > ? ORDER BY id LIMIT ?",
-        (after, limit),
-    ).fetchall()
     return [
         ServerEvent(
             id=row["id"],
@@ -37,12 +29,8 @@ def read_events(conn: Connection, after: int, limit: int) -> list[ServerEvent]:
             model_id=row["model_id"],
             data=json.loads(row["payload"]),
         )
-        for row in rows
+        for row in event_log.rows_after(conn, after, limit)
     ]
-
-
-def last_event_id(conn: Connection) -> int:
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
 
 
 class EventNotifier:

@@ -19,7 +19,7 @@ from typing import Any
 
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import Connection, iso
+from fleetdesk.server.store import Connection, idempotency_keys, iso
 from fleetdesk.wire import IDEMPOTENCY_HEADER, ProblemType
 
 KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
@@ -65,10 +65,7 @@ def run_once(backend: Backend, actor: str, key: str, fingerprint: str, work: Wor
     """Replay the stored outcome for this key, or do ``work`` and store its outcome with the change."""
     after_commit: AfterCommit | None = None
     with backend.write() as conn:
-        row = conn.execute(
-            "SELECT request_hash, state, status, body FROM idempotency WHERE actor = ? AND key = ?",
-            (actor, key),
-        ).fetchone()
+        row = idempotency_keys.find(conn, actor, key)
         if row is not None:
             if row["request_hash"] != fingerprint:
                 raise Problem(
@@ -91,10 +88,8 @@ def run_once(backend: Backend, actor: str, key: str, fingerprint: str, work: Wor
         status, body, after_commit = work(conn)
         # Without after-commit work the request is done at commit: one fsync, not two.
         state = "done" if after_commit is None else "in_progress"
-        conn.execute(
-            "INSERT INTO idempotency (actor, key, request_hash, state, status, body, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (actor, key, fingerprint, state, status, body, iso(backend.clock.now())),
+        idempotency_keys.claim(
+            conn, actor, key, fingerprint, state, status, body, iso(backend.clock.now())
         )
     if after_commit is None:
         return Outcome(status=status, body=body, replayed=False)
@@ -102,7 +97,5 @@ def run_once(backend: Backend, actor: str, key: str, fingerprint: str, work: Wor
         after_commit()
     finally:
         with backend.write() as conn:
-            conn.execute(
-                "UPDATE idempotency SET state = 'done' WHERE actor = ? AND key = ?", (actor, key)
-            )
+            idempotency_keys.finish(conn, actor, key)
     return Outcome(status=status, body=body, replayed=False)

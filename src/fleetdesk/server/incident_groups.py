@@ -9,7 +9,7 @@ upstream model's incident instead (``incidents.open_or_join`` looks there first)
 model's incident is never a surface group.
 
 Each incident's origin — the app, surface and first bad bucket of the model it opened on — is kept in
-``incident_origins``; this module is the only one that reads or writes that table.
+``incident_origins`` (its statements in ``store/incident_rows.py``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,12 @@ from fleetdesk.server.store import (
     STABLE,
     Connection,
     FleetConfig,
+    buckets,
     epoch,
     from_epoch,
+    incident_rows,
     iso,
+    model_rows,
     parse_iso,
 )
 from fleetdesk.wire import Attention, Health, IncidentGroup, IncidentMember
@@ -39,22 +42,17 @@ def trouble_began(conn: Connection, model_id: str, step: int, now: datetime) -> 
 
     None while its latest closed bucket is stable, or when it has no buckets at all.
     """
-    row = conn.execute("SELECT key FROM models WHERE id = ?", (model_id,)).fetchone()
-    if row is None:
+    key = model_rows.key_of(conn, model_id)
+    if key is None:
         return None
     last_slot = epoch(now) - epoch(now) % step - step
-    stable = conn.execute(
-        "SELECT start FROM buckets WHERE model_key = ? AND health = ? ORDER BY start DESC LIMIT 1",
-        (row["key"], STABLE),
-    ).fetchone()
+    stable = buckets.last_start_with(conn, key, STABLE)
     if stable is None:
-        first = conn.execute(
-            "SELECT min(start) FROM buckets WHERE model_key = ?", (row["key"],)
-        ).fetchone()[0]
+        first = buckets.first_start(conn, key)
         return None if first is None else from_epoch(first)
-    if stable["start"] >= last_slot:
+    if stable >= last_slot:
         return None
-    return from_epoch(stable["start"] + step)
+    return from_epoch(stable + step)
 
 
 def surface_of(registry: Registry, model: Model) -> tuple[str, str, str] | None:
@@ -80,9 +78,8 @@ def record_origin(
     surface = surface_of(registry, model)
     if surface is None:
         return
-    conn.execute(
-        "INSERT INTO incident_origins (incident_id, app, surface, label, began_at) VALUES (?, ?, ?, ?, ?)",
-        (incident_id, *surface, None if began_at is None else iso(began_at)),
+    incident_rows.add_origin(
+        conn, incident_id, *surface, None if began_at is None else iso(began_at)
     )
 
 
@@ -96,44 +93,23 @@ def find_shared(
     if surface is None or began_at is None or model.role is Role.FOUNDATION:
         return None
     bucket = timedelta(seconds=step)
-    row = conn.execute(
-        "SELECT o.incident_id FROM incident_origins o JOIN incidents i ON i.id = o.incident_id"
-        " WHERE o.app = ? AND o.surface = ? AND o.began_at BETWEEN ? AND ? AND i.state != 'resolved'"
-        f" AND (o.shared = 1 OR {conn.dialect.json_array_length('i.model_ids')} = 1)"
-        " AND (SELECT role FROM models WHERE id = i.model_id) != 'foundation'"
-        " ORDER BY o.incident_id LIMIT 1",
-        (surface[0], surface[1], iso(began_at - bucket), iso(began_at + bucket)),
-    ).fetchone()
-    return None if row is None else int(row["incident_id"])
-
-
-def mark_shared(conn: Connection, incident_id: int) -> str:
-    """Mark an incident as a shared-cause group; returns its surface label."""
-    conn.execute("UPDATE incident_origins SET shared = 1 WHERE incident_id = ?", (incident_id,))
-    return conn.execute(
-        "SELECT label FROM incident_origins WHERE incident_id = ?", (incident_id,)
-    ).fetchone()["label"]
+    return incident_rows.sharing_candidate(
+        conn, surface[0], surface[1], iso(began_at - bucket), iso(began_at + bucket)
+    )
 
 
 def groups(conn: Connection, incident_ids: list[int]) -> dict[int, IncidentGroup]:
     """The shared-cause groups among these incidents, by incident id."""
-    found: dict[int, IncidentGroup] = {}
-    for start in range(0, len(incident_ids), 500):
-        chunk = incident_ids[start : start + 500]
-        for row in conn.execute(
-            "SELECT o.incident_id, o.app, o.surface, o.label, o.began_at, i.opened_at FROM incident_origins o"
-            f" JOIN incidents i ON i.id = o.incident_id WHERE o.shared = 1 AND o.incident_id IN"
-            f" ({','.join('?' * len(chunk))})",
-            chunk,
-        ):
-            found[row["incident_id"]] = IncidentGroup(
-                app=row["app"],
-                surface=row["surface"],
-                label=row["label"],
-                started_at=parse_iso(row["began_at"] or row["opened_at"]),
-                note=SHARED_NOTE,
-            )
-    return found
+    return {
+        row["incident_id"]: IncidentGroup(
+            app=row["app"],
+            surface=row["surface"],
+            label=row["label"],
+            started_at=parse_iso(row["began_at"] or row["opened_at"]),
+            note=SHARED_NOTE,
+        )
+        for row in incident_rows.shared_origins(conn, incident_ids)
+    }
 
 
 def members(
@@ -142,20 +118,10 @@ def members(
     """Every model of the incident with its state now, and when it opened or joined the incident."""
     if not model_ids:
         return []
-    rows = {
-        row["id"]: row
-        for row in conn.execute(
-            f"SELECT id, health, attention, open_incident_id FROM models WHERE id IN ({','.join('?' * len(model_ids))})",
-            model_ids,
-        )
-    }
+    rows = model_rows.states(conn, model_ids)
     joined = {
-        row["model_id"]: parse_iso(row["at"])
-        for row in conn.execute(
-            "SELECT model_id, min(at) AS at FROM incident_events WHERE incident_id = ? AND kind IN ('opened', 'joined')"
-            " GROUP BY model_id",
-            (incident_id,),
-        )
+        model_id: parse_iso(at)
+        for model_id, at in incident_rows.joined_at(conn, incident_id).items()
     }
     result = []
     for model_id in model_ids:
@@ -187,7 +153,8 @@ def shared_cause(
     group = groups(conn, [incident_id]).get(incident_id)
     if group is None:
         return None
-    row = conn.execute("SELECT model_ids FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    row = incident_rows.get(conn, incident_id)
+    assert row is not None  # it has a group
     member_ids = tuple(json.loads(row["model_ids"]))
     teams = tuple(
         dict.fromkeys(

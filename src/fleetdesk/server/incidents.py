@@ -23,7 +23,15 @@ from fleetdesk.domain.registry import Registry
 from fleetdesk.domain.slo import Severity
 from fleetdesk.server import incident_groups
 from fleetdesk.server.events import append_event
-from fleetdesk.server.store import Connection, Row, dumps, iso, parse_iso
+from fleetdesk.server.store import (
+    Connection,
+    Row,
+    dumps,
+    incident_rows,
+    iso,
+    model_rows,
+    parse_iso,
+)
 from fleetdesk.wire import (
     EventType,
     Incident,
@@ -73,7 +81,7 @@ def incident_from_row(row: Row, group: IncidentGroup | None = None) -> Incident:
 
 
 def get_incident(conn: Connection, incident_id: int) -> Incident | None:
-    row = conn.execute("SELECT * FROM incidents WHERE id = ?", (incident_id,)).fetchone()
+    row = incident_rows.get(conn, incident_id)
     return (
         None
         if row is None
@@ -112,19 +120,9 @@ def incident_detail(
     if incident is None:
         return None
     timeline = collapse_repeats(
-        [
-            _entry_from_row(row)
-            for row in conn.execute(
-                "SELECT * FROM incident_events WHERE incident_id = ? ORDER BY id", (incident_id,)
-            )
-        ]
+        [_entry_from_row(row) for row in incident_rows.events(conn, incident_id)]
     )
-    notes = [
-        note_from_row(row)
-        for row in conn.execute(
-            "SELECT * FROM notes WHERE incident_id = ? ORDER BY id", (incident_id,)
-        )
-    ]
+    notes = [note_from_row(row) for row in incident_rows.notes(conn, incident_id)]
     members = incident_groups.members(conn, registry, incident_id, incident.model_ids)
     return IncidentDetail(**incident.model_dump(), timeline=timeline, notes=notes, members=members)
 
@@ -157,19 +155,13 @@ def list_incidents(
     offset: int,
     limit: int,
 ) -> IncidentPage:
-    where, params = [], []
-    if state is not None:
-        where.append("state = ?")
-        params.append(state.value)
-    if model_id is not None:
-        where.append(conn.dialect.json_array_contains("incidents.model_ids"))
-        params.append(model_id)
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    total = conn.execute(f"SELECT count(*) FROM incidents {clause}", params).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT * FROM incidents {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
-        (*params, limit, offset),
-    ).fetchall()
+    total, rows = incident_rows.page(
+        conn,
+        state=None if state is None else state.value,
+        model_id=model_id,
+        offset=offset,
+        limit=limit,
+    )
     found = incident_groups.groups(conn, [row["id"] for row in rows])
     return IncidentPage(
         items=[incident_from_row(row, found.get(row["id"])) for row in rows],
@@ -177,11 +169,6 @@ def list_incidents(
         offset=offset,
         limit=limit,
     )
-
-
-def open_incident_id(conn: Connection, model_id: str) -> int | None:
-    row = conn.execute("SELECT open_incident_id FROM models WHERE id = ?", (model_id,)).fetchone()
-    return None if row is None else row["open_incident_id"]
 
 
 def add_entry(
@@ -195,12 +182,9 @@ def add_entry(
     audit_id: int | None = None,
 ) -> TimelineEntry:
     """Append to an incident's timeline and bump its updated time."""
-    (entry_id,) = conn.execute(
-        "INSERT INTO incident_events (incident_id, at, kind, model_id, actor, text, audit_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        (incident_id, iso(at), kind, model_id, actor, text, audit_id),
-    ).fetchone()
-    conn.execute("UPDATE incidents SET updated_at = ? WHERE id = ?", (iso(at), incident_id))
+    entry_id = incident_rows.add_event(
+        conn, incident_id, iso(at), kind, model_id, actor, text, audit_id
+    )
     return TimelineEntry(
         id=entry_id,
         incident_id=incident_id,
@@ -235,13 +219,12 @@ def open_or_join(
 ) -> int:
     """The incident this model is now part of: its own, an upstream one it joins, a shared-cause one of its
     surface it joins, or a new one. ``step`` is the bucket length in seconds."""
-    current = open_incident_id(conn, model_id)
+    current = model_rows.open_incident_id(conn, model_id)
     if current is not None:
-        row = conn.execute("SELECT severity FROM incidents WHERE id = ?", (current,)).fetchone()
+        row = incident_rows.get(conn, current)
+        assert row is not None  # models.open_incident_id points at an incident
         if _SEVERITY_RANK[severity] < _SEVERITY_RANK[Severity(row["severity"])]:
-            conn.execute(
-                "UPDATE incidents SET severity = ? WHERE id = ?", (severity.value, current)
-            )
+            incident_rows.set_severity(conn, current, severity.value)
         entry = add_entry(
             conn,
             current,
@@ -254,7 +237,7 @@ def open_or_join(
         announce(conn, current, entry, at)
         return current
     for upstream in registry.upstream_chain(model_id):
-        upstream_incident = open_incident_id(conn, upstream.id)
+        upstream_incident = model_rows.open_incident_id(conn, upstream.id)
         if upstream_incident is None:
             continue
         return _join(
@@ -270,7 +253,7 @@ def open_or_join(
     began = incident_groups.trouble_began(conn, model_id, step, at)
     shared = incident_groups.find_shared(conn, registry, model, began, step)
     if shared is not None:
-        label = incident_groups.mark_shared(conn, shared)
+        label = incident_rows.mark_shared(conn, shared)
         incident_id = _join(
             conn,
             shared,
@@ -281,28 +264,20 @@ def open_or_join(
             f"{model_id} joined: its trouble began {began:%H:%M}, within a bucket of the others on"
             f" {label}, upstream healthy ({severity})",
         )
-        count = len(
-            json.loads(
-                conn.execute(
-                    "SELECT model_ids FROM incidents WHERE id = ?", (incident_id,)
-                ).fetchone()["model_ids"]
-            )
-        )
-        conn.execute(
-            "UPDATE incidents SET title = ? WHERE id = ?",
-            (
-                f"{label}: {count} models unstable together, {incident_groups.SHARED_NOTE}",
-                incident_id,
-            ),
+        joined = incident_rows.get(conn, incident_id)
+        assert joined is not None
+        count = len(json.loads(joined["model_ids"]))
+        incident_rows.set_title(
+            conn,
+            incident_id,
+            f"{label}: {count} models unstable together, {incident_groups.SHARED_NOTE}",
         )
         return incident_id
-    (incident_id,) = conn.execute(
-        "INSERT INTO incidents (model_id, model_ids, state, severity, title, opened_at, updated_at)"
-        " VALUES (?, ?, 'open', ?, ?, ?, ?) RETURNING id",
-        (model_id, dumps([model_id]), severity.value, f"{model_id}: {why}", iso(at), iso(at)),
-    ).fetchone()
+    incident_id = incident_rows.insert(
+        conn, model_id, dumps([model_id]), severity.value, f"{model_id}: {why}", iso(at)
+    )
     incident_groups.record_origin(conn, registry, incident_id, model, began)
-    conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
+    model_rows.set_open_incident(conn, model_id, incident_id)
     entry = add_entry(conn, incident_id, at, "opened", model_id, actor, why)
     announce(conn, incident_id, entry, at)
     return incident_id
@@ -318,18 +293,14 @@ def _join(
     text: str,
 ) -> int:
     """Add the model to an open incident (its severity the worse of the two) and say so on the timeline."""
-    row = conn.execute(
-        "SELECT model_ids, severity FROM incidents WHERE id = ?", (incident_id,)
-    ).fetchone()
+    row = incident_rows.get(conn, incident_id)
+    assert row is not None  # an open incident found by its models or its origin
     members = json.loads(row["model_ids"])
     if model_id not in members:
         members.append(model_id)
     worst = min(Severity(row["severity"]), severity, key=_SEVERITY_RANK.__getitem__)
-    conn.execute(
-        "UPDATE incidents SET model_ids = ?, severity = ? WHERE id = ?",
-        (dumps(members), worst.value, incident_id),
-    )
-    conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
+    incident_rows.set_members(conn, incident_id, dumps(members), worst.value)
+    model_rows.set_open_incident(conn, model_id, incident_id)
     entry = add_entry(conn, incident_id, at, "joined", model_id, actor, text)
     announce(conn, incident_id, entry, at)
     return incident_id
@@ -337,48 +308,22 @@ def _join(
 
 def resolve_if_clear(conn: Connection, incident_id: int, at: datetime) -> bool:
     """Resolve the incident when none of its models needs attention any more."""
-    row = conn.execute(
-        "SELECT model_ids, state FROM incidents WHERE id = ?", (incident_id,)
-    ).fetchone()
+    row = incident_rows.get(conn, incident_id)
     if row is None or row["state"] == IncidentState.RESOLVED:
         return False
     members = json.loads(row["model_ids"])
-    marks = ",".join("?" * len(members))
-    troubled = conn.execute(
-        f"SELECT count(*) FROM models WHERE id IN ({marks}) AND attention IN ('page', 'ticket', 'unstable')",
-        members,
-    ).fetchone()[0]
-    if troubled:
+    if model_rows.count_in_trouble(conn, members):
         return False
-    conn.execute(
-        "UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE id = ?",
-        (iso(at), incident_id),
-    )
-    conn.execute(
-        f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
-        (*members, incident_id),
-    )
+    incident_rows.resolve(conn, incident_id, iso(at))
+    model_rows.release_incident(conn, members, incident_id)
     entry = add_entry(
         conn,
         incident_id,
         at,
         "resolved",
-        _opened_on(conn, incident_id),
+        row["model_id"],
         None,
         "every model in the incident is stable again (or has no data) and no alert fires",
     )
     announce(conn, incident_id, entry, at)
     return True
-
-
-def _opened_on(conn: Connection, incident_id: int) -> str:
-    return conn.execute("SELECT model_id FROM incidents WHERE id = ?", (incident_id,)).fetchone()[
-        "model_id"
-    ]
-
-
-def acknowledge(conn: Connection, incident_id: int, actor: str, at: datetime) -> None:
-    conn.execute(
-        "UPDATE incidents SET state = 'acknowledged', acknowledged_at = ?, acknowledged_by = ? WHERE id = ?",
-        (iso(at), actor, incident_id),
-    )

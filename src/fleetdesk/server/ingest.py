@@ -22,9 +22,10 @@ from fleetdesk.server.store import (
     UNSTABLE,
     Connection,
     bucket_health,
-    count_days,
+    buckets,
     epoch,
     from_epoch,
+    model_rows,
 )
 from fleetdesk.wire import (
     BucketClosedData,
@@ -36,7 +37,7 @@ from fleetdesk.wire import (
     ProblemType,
 )
 
-_SUMS = task_buckets.SUM_COLUMNS
+_SUMS = buckets.SUM_COLUMNS
 
 
 def ingest(
@@ -123,14 +124,10 @@ def ingest(
         if model_id not in newest or start > newest[model_id][0]:
             newest[model_id] = (start, health, sums)
     _refuse_overflowing_totals(conn, request, totals)
-    conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    task_buckets.store(conn, task_rows)
-    count_days(conn, rows)
-    conn.executemany(
-        "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
-        " total_prediction_sum = total_prediction_sum + ?, total_cross_entropy_sum = total_cross_entropy_sum + ?,"
-        f" last_bucket_start = {conn.dialect.greatest('coalesce(last_bucket_start, 0)', '?')} WHERE id = ?",
-        ((*total, newest[model_id][0], model_id) for model_id, total in totals.items()),
+    buckets.insert(conn, rows)
+    buckets.insert_tasks(conn, task_rows)
+    model_rows.add_totals(
+        conn, ((*total, newest[model_id][0], model_id) for model_id, total in totals.items())
     )
     unstable = []
     for model_id, (start, health, sums) in sorted(newest.items()):
@@ -154,20 +151,7 @@ def ingest(
         conn, backend.config, backend.registry, backend.model_keys, now, newest.keys()
     )
     backend.touched(newest.keys())
-    marks = ",".join("?" * len(unstable))
-    incident_ids = (
-        sorted(
-            {
-                row[0]
-                for row in conn.execute(
-                    f"SELECT open_incident_id FROM models WHERE id IN ({marks}) AND open_incident_id IS NOT NULL",
-                    unstable,
-                )
-            }
-        )
-        if unstable
-        else []
-    )
+    incident_ids = sorted(model_rows.open_incident_ids(conn, unstable))
     return IngestResult(
         accepted=len(fresh), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids
     )
@@ -176,12 +160,8 @@ def ingest(
 def _stored(conn: Connection, model_key: int, task: str, start: int) -> tuple[float, ...] | None:
     """The sums stored for this bucket (of this task, for a multi-task model), if any."""
     if task:
-        return task_buckets.stored_sums(conn, model_key, task, start)
-    row = conn.execute(
-        f"SELECT {', '.join(_SUMS)} FROM buckets WHERE model_key = ? AND start = ?",
-        (model_key, start),
-    ).fetchone()
-    return None if row is None else tuple(row)
+        return buckets.task_sums_at(conn, model_key, task, start)
+    return buckets.sums_at(conn, model_key, start)
 
 
 def _refuse_overflowing_totals(
@@ -190,10 +170,7 @@ def _refuse_overflowing_totals(
     """422 naming the first bucket and field whose model's running total (a /metrics counter) would pass MAX_TOTAL."""
     errors: list[FieldError] = []
     for model_id, added in totals.items():
-        stored = conn.execute(
-            f"SELECT {', '.join(f'total_{name}' for name in _SUMS)} FROM models WHERE id = ?",
-            (model_id,),
-        ).fetchone()
+        stored = model_rows.totals(conn, model_id)
         index = next(i for i, bucket in enumerate(request.buckets) if bucket.model_id == model_id)
         errors.extend(
             FieldError(

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from fleetdesk.domain.stability import StabilityBucket
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.store import Store, epoch, from_epoch
+from fleetdesk.server.store.buckets import series as bucket_series
 
 log = logging.getLogger("fleetdesk.server")
 
@@ -58,20 +59,7 @@ class StoreMetricsSource(MetricsSource):
     def buckets(
         self, model_id: str, start: datetime, end: datetime, task: str | None = None
     ) -> list[StabilityBucket]:
-        # A model's whole series is its buckets row (the sum over its tasks, for a multi-task model).
-        table, task_match, task_value = (
-            ("buckets", "", ()) if task is None else ("task_buckets", " AND task = ?", (task,))
-        )
-        rows = (
-            self._store.connection()
-            .execute(
-                f"SELECT start, weight, label_sum, prediction_sum, cross_entropy_sum FROM {table}"
-                f" WHERE model_key = (SELECT key FROM models WHERE id = ?){task_match}"
-                " AND start >= ? AND start < ? ORDER BY start",
-                (model_id, *task_value, epoch(start), epoch(end)),
-            )
-            .fetchall()
-        )
+        rows = bucket_series(self._store.connection(), model_id, task, epoch(start), epoch(end))
         return valid_buckets(
             self.name,
             model_id,

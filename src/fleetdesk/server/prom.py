@@ -18,6 +18,7 @@ from typing import Any
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.backend import Backend
+from fleetdesk.server.store import buckets, model_rows
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
@@ -166,14 +167,7 @@ _STABILITY = (
 
 
 def render(backend: Backend, requests: RequestMetrics) -> str:
-    rows = (
-        backend.store.connection()
-        .execute(
-            "SELECT id, type, tier, total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum"
-            " FROM models ORDER BY id"
-        )
-        .fetchall()
-    )
+    rows = model_rows.every_total(backend.store.connection())
     lines = requests.render()
     # Which replica closes slots: exactly one of them should say 1 (alert when none does).
     lines += [
@@ -190,11 +184,7 @@ def render(backend: Backend, requests: RequestMetrics) -> str:
     # A multi-task model's series are its tasks' (a task label each) and only those: summed over the model's
     # series they are its totals, as a single-task model's one series is.
     task_rows: dict[str, list[Any]] = defaultdict(list)
-    for row in backend.store.connection().execute(
-        "SELECT models.id, task, task_totals.total_weight, task_totals.total_label_sum,"
-        " task_totals.total_prediction_sum, task_totals.total_cross_entropy_sum"
-        " FROM task_totals JOIN models ON models.key = task_totals.model_key ORDER BY models.id, task"
-    ):
+    for row in buckets.task_totals(backend.store.connection()):
         task_rows[row[0]].append(row)
     for metric, column, help_text in _STABILITY:
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]

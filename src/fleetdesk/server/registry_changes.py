@@ -30,7 +30,7 @@ from fleetdesk.server.auth import Principal
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import Connection, dumps, iso, registry_log
+from fleetdesk.server.store import Connection, audit_log, dumps, iso, registry_log
 from fleetdesk.wire import (
     EventType,
     FieldError,
@@ -235,21 +235,20 @@ def _audit(
     at: datetime,
 ) -> int:
     """One audit record of a registry change; ``subject`` is the model id or the type string."""
-    (audit_id,) = conn.execute(
-        "INSERT INTO audit_log (at, actor, role, action, model_id, reason, before, after, idempotency_key,"
-        " incident_id, detail) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, NULL, ?) RETURNING id",
-        (
-            iso(at),
-            principal.user,
-            principal.role.value,
-            action,
-            subject,
-            reason,
-            key,
-            dumps(detail),
-        ),
-    ).fetchone()
-    return int(audit_id)
+    return audit_log.append(
+        conn,
+        iso(at),
+        principal.user,
+        principal.role.value,
+        action,
+        subject,
+        reason,
+        None,
+        None,
+        key,
+        None,
+        dumps(detail),
+    )
 
 
 def _change_violations(conn: Connection, changes: list[ModelChange]) -> list[RegistryViolation]:

@@ -10,7 +10,13 @@ from fleetdesk.domain.registry import Model, Role
 from fleetdesk.domain.stability import Health, StabilitySums
 from fleetdesk.server import incident_groups
 from fleetdesk.server.backend import Backend
-from fleetdesk.server.store import Connection, live_state, parse_iso
+from fleetdesk.server.store import (
+    Connection,
+    incident_rows,
+    live_state,
+    model_rows,
+    parse_iso,
+)
 
 _SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 
@@ -23,17 +29,7 @@ def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
         m for m in (model.baseline_model_id, model.holdout_model_id, *model.upstream_model_ids) if m
     ]
     ids = [model.id, *dict.fromkeys(related)]
-    rows = {
-        row["id"]: row
-        for row in conn.execute(
-            "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
-            " attention, open_incident_id, alerts, budget_remaining,"
-            f" (SELECT {conn.dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
-            "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
-            f" FROM models WHERE id IN ({','.join('?' * len(ids))})",
-            ids,
-        )
-    }
+    rows = model_rows.situations(conn, ids)
     now = backend.clock.now()
     step = backend.config.bucket_seconds
 
@@ -70,9 +66,7 @@ def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
     incident_id = own["open_incident_id"]
     acknowledged_by = None
     if incident_id is not None:
-        found = conn.execute(
-            "SELECT state, acknowledged_by FROM incidents WHERE id = ?", (incident_id,)
-        ).fetchone()
+        found = incident_rows.get(conn, incident_id)
         if found is not None and found["state"] == "acknowledged":
             acknowledged_by = found["acknowledged_by"] or "someone"
     upstream = tuple(n for n in map(neighbour, model.upstream_model_ids) if n is not None)
@@ -91,10 +85,7 @@ def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
                 team=row["team"],
                 model_id=row["model_id"],
             )
-            for row in conn.execute(
-                "SELECT at, actor, team, model_id FROM pages WHERE incident_id = ? ORDER BY id",
-                (incident_id,),
-            )
+            for row in incident_rows.pages(conn, incident_id)
         )
     )
     return Situation(

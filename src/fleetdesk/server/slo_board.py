@@ -37,8 +37,10 @@ from fleetdesk.server.store import (
     Connection,
     FleetConfig,
     Row,
+    buckets,
     dumps,
     epoch,
+    model_rows,
 )
 from fleetdesk.wire import EventType, SloChangedData
 
@@ -140,11 +142,9 @@ def assess(
     return assess_from(config, registry, now, windows, counts, latest, scope)
 
 
-def _in_scope(keys_by_id: dict[str, int], model_ids: list[str] | None) -> tuple[str, list[int]]:
-    if model_ids is None:
-        return "", []
-    keys = [keys_by_id[m] for m in model_ids if m in keys_by_id]
-    return f" AND model_key IN ({','.join('?' * len(keys)) or 'NULL'})", keys
+def _keys(keys_by_id: dict[str, int], model_ids: list[str] | None) -> list[int] | None:
+    """The bucket keys of these models (of every model when None)."""
+    return None if model_ids is None else [keys_by_id[m] for m in model_ids if m in keys_by_id]
 
 
 def scan_counts(
@@ -159,9 +159,7 @@ def scan_counts(
     of its partial first and last day are read, by primary-key range per model.
     """
     step, high = windows.step, windows.now_s - windows.step
-    scope, params = _in_scope(keys_by_id, model_ids)
-    if not scope:
-        scope = " AND model_key IN (SELECT key FROM models)"  # lets SQLite seek per model
+    keys = _keys(keys_by_id, model_ids)
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
     result: dict[str, Counts] = {
         model_id: {span: [0, 0, 0] for span in windows.spans}
@@ -174,11 +172,7 @@ def scan_counts(
         edges = [(low, high)]
         if use_days and first_day <= last_day:
             edges = [(low, first_day * DAY_SECONDS - 1), ((last_day + 1) * DAY_SECONDS - 1, high)]
-            for key, good, bad, no_data in conn.execute(
-                f"SELECT model_key, sum(good), sum(bad), sum(no_data) FROM health_days"
-                f" WHERE day >= ? AND day <= ?{scope} GROUP BY model_key",
-                [first_day, last_day, *params],
-            ):
+            for key, good, bad, no_data in buckets.day_counts(conn, first_day, last_day, keys):
                 counts = result[id_by_key[key]][span]
                 counts[0] += good
                 counts[1] += bad
@@ -186,11 +180,7 @@ def scan_counts(
         for after, upto in edges:
             if upto <= after:
                 continue
-            for key, health, count in conn.execute(
-                f"SELECT model_key, health, count(*) FROM buckets WHERE start > ? AND start <= ?{scope}"
-                " GROUP BY model_key, health",
-                [after, upto, *params],
-            ):
+            for key, health, count in buckets.health_counts(conn, after, upto, keys):
                 result[id_by_key[key]][span][health] += count
     return result
 
@@ -223,11 +213,7 @@ def advance_counts(
         return
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
     starts = sorted(changes)
-    for key, start, health in conn.execute(
-        f"SELECT model_key, start, health FROM buckets WHERE model_key IN (SELECT key FROM models)"
-        f" AND start IN ({','.join('?' * len(starts))})",
-        starts,
-    ):
+    for key, start, health in buckets.health_at(conn, starts, None):
         model_counts = counts.get(id_by_key[key])
         if model_counts is None:
             continue
@@ -247,14 +233,10 @@ def latest_state(
 ) -> tuple[dict[str, Health], set[str]]:
     """``latest_health``, and the models awaiting their latest bucket (the previous one is in, it is not yet)."""
     last = windows.last_slot
-    scope, params = _in_scope(keys_by_id, model_ids)
-    if not scope:
-        scope = " AND model_key IN (SELECT key FROM models)"
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
     found: dict[str, dict[int, int]] = {}
-    for key, start, health in conn.execute(
-        f"SELECT model_key, start, health FROM buckets WHERE start IN (?, ?){scope}",
-        [last, last - windows.step, *params],
+    for key, start, health in buckets.health_at(
+        conn, [last, last - windows.step], _keys(keys_by_id, model_ids)
     ):
         found.setdefault(id_by_key[key], {})[start] = health
     result = {}
@@ -331,17 +313,7 @@ def apply(
     """Store assessments (write transaction); transitions emit events and open, join or resolve incidents."""
     if not assessments:
         return 0
-    previous: dict[str, Row] = {}
-    ids = [a.model_id for a in assessments]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        previous.update(
-            (row["id"], row)
-            for row in conn.execute(
-                f"SELECT id, health, attention, alerts FROM models WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-        )
+    previous = model_rows.states(conn, [a.model_id for a in assessments])
     updates = []
     transitions: list[tuple[Assessment, Row]] = []
     for item in assessments:
@@ -364,11 +336,7 @@ def apply(
             item.alerts,
         ):
             transitions.append((item, before))
-    conn.executemany(
-        "UPDATE models SET health = ?, attention = ?, attention_rank = ?, budget_remaining = ?, max_burn_rate = ?,"
-        " alerts = ?, slo = ? WHERE id = ?",
-        updates,
-    )
+    model_rows.set_judgement(conn, updates)
     # Upstream models first, so their incidents exist when downstream models join.
     transitions.sort(
         key=lambda pair: (len(registry.upstream_chain(pair[0].model_id)), pair[0].model_id)
@@ -405,7 +373,7 @@ def apply(
             )
             incidents.open_or_join(conn, registry, model_id, Severity.TICKET, why, now, step)
         elif attention in (Attention.OK, Attention.NO_DATA):
-            incident_id = incidents.open_incident_id(conn, model_id)
+            incident_id = model_rows.open_incident_id(conn, model_id)
             if incident_id is not None:
                 incidents.resolve_if_clear(conn, incident_id, now)
     return len(transitions)

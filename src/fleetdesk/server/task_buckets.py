@@ -1,5 +1,6 @@
 """A multi-task model's buckets per task: the task label checked at ingest, the model's combined bucket built
-from its tasks, and the rows and running totals kept per task (fleetdesk.domain.tasks says why).
+from its tasks, and the tasks' health in the latest bucket (fleetdesk.domain.tasks says why; their rows and
+running totals are store/buckets.py's).
 
 A multi-task model's bucket arrives with every one of its tasks at once: its combined bucket and its health
 are judged from all of them, and a closed bucket is never rewritten, so a bucket missing a task is refused
@@ -8,7 +9,7 @@ rather than judged on part of the model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.domain.stability import Health, StabilitySums
@@ -18,17 +19,15 @@ from fleetdesk.server.store import (
     HEALTH_BY_CODE,
     Connection,
     FleetConfig,
-    add_task_totals,
     bucket_health,
     epoch,
     from_epoch,
 )
+from fleetdesk.server.store.buckets import SUM_COLUMNS, tasks_at
 from fleetdesk.wire import FieldError, IngestBucket, TaskHealth
 
 Sums = tuple[float, ...]
 """weight, label_sum, prediction_sum, cross_entropy_sum"""
-
-SUM_COLUMNS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
 
 
 def label_errors(
@@ -108,23 +107,6 @@ def combine(
     return combined, rows
 
 
-def stored_sums(conn: Connection, model_key: int, task: str, start: int) -> Sums | None:
-    row = conn.execute(
-        f"SELECT {', '.join(SUM_COLUMNS)} FROM task_buckets"
-        " WHERE model_key = ? AND task = ? AND start = ?",
-        (model_key, task, start),
-    ).fetchone()
-    return None if row is None else tuple(row)
-
-
-def store(conn: Connection, rows: Iterable[Sequence]) -> None:
-    """Insert task rows (model_key, task, start, sums…, health) and add them to the tasks' running totals (each
-    at most its model's, which ingest keeps below MAX_TOTAL: sums are never negative)."""
-    rows = list(rows)
-    conn.executemany("INSERT INTO task_buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    add_task_totals(conn, rows)
-
-
 def latest(
     conn: Connection, config: FleetConfig, model: Model, model_key: int, start: int | None
 ) -> list[TaskHealth]:
@@ -133,14 +115,7 @@ def latest(
     rows = (
         {}
         if not tasks or start is None
-        else {
-            row[0]: row
-            for row in conn.execute(
-                f"SELECT task, {', '.join(SUM_COLUMNS)}, health FROM task_buckets"
-                " WHERE model_key = ? AND start = ?",
-                (model_key, start),
-            )
-        }
+        else {row[0]: row for row in tasks_at(conn, model_key, start)}
     )
     views = []
     for task in tasks:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from datetime import datetime
 
@@ -16,11 +15,13 @@ from fleetdesk.server.problems import Problem
 from fleetdesk.server.situation import situation_of
 from fleetdesk.server.store import (
     Connection,
-    Dialect,
     Row,
+    audit_log,
     from_epoch,
+    incident_rows,
     iso,
     live_state,
+    model_rows,
     parse_iso,
     registry_log,
 )
@@ -40,28 +41,6 @@ from fleetdesk.wire import (
     ModelSummary,
     ProblemType,
 )
-
-
-@functools.cache
-def _summary_columns(dialect: Dialect) -> str:
-    return (
-        "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
-        " attention, budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
-        # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
-        f" (SELECT {dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
-        "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums,"
-        # A shared-cause incident's surface and start, one primary-key seek for the rows with an incident.
-        f" (SELECT {dialect.json_array('app', 'surface', 'label', 'began_at')} FROM incident_origins"
-        "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
-    )
-
-
-_ORDER = {
-    ModelSort.WORST: "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
-    ModelSort.ID: "id",
-    ModelSort.TIER: "tier_rank, id",
-    ModelSort.BUDGET: "budget_remaining IS NULL, budget_remaining, tier_rank, id",
-}
 
 
 def model_or_404(backend: Backend, model_id: str) -> Model:
@@ -157,10 +136,6 @@ def _group(packed: str | None) -> IncidentGroup | None:
     )
 
 
-def _like(text: str) -> str:
-    return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 def list_models(
     backend: Backend,
     *,
@@ -174,25 +149,19 @@ def list_models(
     offset: int,
     limit: int,
 ) -> ModelPage:
-    where: list[str] = []
-    params: list[object] = []
-    for column, value in (("app", app), ("surface", surface), ("role", role), ("health", health)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(str(value))
-    if tiers:
-        where.append(f"tier IN ({','.join('?' * len(tiers))})")
-        params.extend(t.value for t in tiers)
-    if query:
-        where.append("search_text LIKE ? ESCAPE '\\'")
-        params.append(_like(query))
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
     with backend.store.read() as conn:
-        total = conn.execute(f"SELECT count(*) FROM models {clause}", params).fetchone()[0]
-        rows = conn.execute(
-            f"SELECT {_summary_columns(conn.dialect)} FROM models {clause} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        ).fetchall()
+        total, rows = model_rows.page(
+            conn,
+            app=app,
+            surface=surface,
+            tiers=[t.value for t in tiers],
+            role=role,
+            health=health,
+            query=query,
+            sort=sort,
+            offset=offset,
+            limit=limit,
+        )
     return ModelPage(
         items=[summary(backend, row) for row in rows], total=total, offset=offset, limit=limit
     )
@@ -201,9 +170,8 @@ def list_models(
 def model_detail(backend: Backend, model_id: str) -> ModelDetail:
     model = model_or_404(backend, model_id)
     with backend.store.read() as conn:
-        row = conn.execute(
-            f"SELECT {_summary_columns(conn.dialect)}, slo FROM models WHERE id = ?", (model_id,)
-        ).fetchone()
+        row = model_rows.detail(conn, model_id)
+        assert row is not None  # a model of the registry has its row
         situation = situation_of(conn, backend, model)
         tasks = task_buckets.latest(
             conn, backend.config, model, backend.model_keys[model.id], row["last_bucket_start"]
@@ -247,12 +215,8 @@ def launch_since(conn: Connection, model: Model) -> datetime | None:
 
 def slo_status(backend: Backend, model_id: str) -> SloStatus:
     model_or_404(backend, model_id)
-    row = (
-        backend.store.connection()
-        .execute("SELECT slo FROM models WHERE id = ?", (model_id,))
-        .fetchone()
-    )
-    return _current(backend, SloStatus.model_validate_json(row["slo"]))
+    stored = model_rows.slo(backend.store.connection(), model_id)
+    return _current(backend, SloStatus.model_validate_json(stored))
 
 
 def _current(backend: Backend, status: SloStatus) -> SloStatus:
@@ -270,15 +234,7 @@ def lineage(backend: Backend, model_id: str) -> Lineage:
     upstream = backend.registry.upstream_chain(model_id)
     downstream = sorted(backend.registry.downstream(model_id), key=lambda m: (m.tier.rank, m.id))
     ids = [m.id for m in upstream + downstream]
-    states: dict[str, Row] = {}
-    conn = backend.store.connection()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        for row in conn.execute(
-            f"SELECT id, health, attention FROM models WHERE id IN ({','.join('?' * len(chunk))})",
-            chunk,
-        ):
-            states[row["id"]] = row
+    states = model_rows.states(backend.store.connection(), ids)
 
     def entry(m: Model) -> LineageEntry:
         state = states[m.id]
@@ -304,18 +260,12 @@ def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
     counts = {health: {tier: 0 for tier in Tier} for health in Health}
     attention = {level: 0 for level in Attention}
     with backend.store.read() as conn:
-        for row in conn.execute("SELECT health, tier, count(*) FROM models GROUP BY health, tier"):
+        for row in model_rows.health_tier_counts(conn):
             counts[Health(row[0])][Tier(row[1])] = row[2]
-        for row in conn.execute("SELECT attention, count(*) FROM models GROUP BY attention"):
+        for row in model_rows.attention_counts(conn):
             attention[Attention(row[0])] = row[1]
-        open_incidents = conn.execute(
-            "SELECT count(*) FROM incidents WHERE state != 'resolved'"
-        ).fetchone()[0]
-        rows = conn.execute(
-            f"SELECT {_summary_columns(conn.dialect)} FROM models WHERE attention != 'ok' ORDER BY {_ORDER[ModelSort.WORST]}"
-            " LIMIT ?",
-            (limit,),
-        ).fetchall()
+        open_incidents = incident_rows.open_count(conn)
+        rows = model_rows.worst(conn, limit)
     return FleetSummary(
         evaluated_at=backend.clock.now(),
         total_models=len(backend.registry),
@@ -354,25 +304,17 @@ def audit_page(
     offset: int,
     limit: int,
 ) -> AuditPage:
-    where: list[str] = []
-    params: list[object] = []
-    for column, value in (("model_id", model_id), ("actor", actor), ("action", action)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if since is not None:
-        where.append("at >= ?")
-        params.append(iso(since))
-    if until is not None:
-        where.append("at < ?")
-        params.append(iso(until))
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
     with backend.store.read() as conn:
-        total = conn.execute(f"SELECT count(*) FROM audit_log {clause}", params).fetchone()[0]
-        rows = conn.execute(
-            f"SELECT * FROM audit_log {clause} ORDER BY id DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        ).fetchall()
+        total, rows = audit_log.page(
+            conn,
+            model_id=model_id,
+            actor=actor,
+            action=action,
+            since=None if since is None else iso(since),
+            until=None if until is None else iso(until),
+            offset=offset,
+            limit=limit,
+        )
     return AuditPage(
         items=[audit_record(row) for row in rows], total=total, offset=offset, limit=limit
     )

@@ -22,6 +22,7 @@ from fleetdesk.domain.text import sanitize
 from fleetdesk.server import incidents
 from fleetdesk.server.integrations.outbox import Outbox, OutboxEntry, RetryBackoff
 from fleetdesk.server.paging import PagingError, PagingTarget
+from fleetdesk.server.store import outbox_rows
 from fleetdesk.wire import Page
 
 if TYPE_CHECKING:
@@ -137,14 +138,8 @@ class OutboundPagingTarget(PagingTarget):
 
     def _send_resolves(self) -> None:
         """Withdraw the pages of incidents that resolved since (once per page)."""
-        with contextlib.closing(self.outbox.connect()) as db:
-            pages = db.execute(
-                "SELECT o.id, o.incident_id, o.model_id, o.description, o.payload FROM integration_outbox o"
-                " JOIN incidents i ON i.id = o.incident_id"
-                " WHERE o.target = ? AND o.kind = ? AND i.state = 'resolved' AND NOT EXISTS"
-                " (SELECT 1 FROM integration_outbox r WHERE r.target = o.target AND r.about_id = o.id)",
-                (self.name, PAGE),
-            ).fetchall()
+        with contextlib.closing(outbox_rows.connect(self.outbox.db_path)) as db:
+            pages = outbox_rows.unresolved_pages(db, self.name, PAGE)
         for page_id, incident_id, model_id, description, payload in pages:
             self.outbox.send(
                 RESOLVE,

@@ -1,7 +1,7 @@
 """A durable outbox for outbound pages: stored before the first try, retried until delivered.
 
 A delivery that fails (Alertmanager down, a webhook receiver failing) is never
-dropped: it stays in a SQLite table and a background thread retries it with
+dropped: it stays in a SQLite table (``store/outbox_rows.py``) and a background thread retries it with
 full-jitter exponential backoff, across restarts, until it goes through. Every
 try's outcome goes to the listeners, so the server can show it on the incident.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -22,29 +21,10 @@ import httpx
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from fleetdesk.server.integrations.answers import AnswerTooLarge, post_bounded
+from fleetdesk.server.store import outbox_rows
 
 FIRST_TRY_GRACE = 60.0
 """Seconds after which a stored delivery whose first try never reported back (crash) is retried."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS integration_outbox (
-    id INTEGER PRIMARY KEY,
-    target TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    about_id INTEGER,
-    incident_id INTEGER,
-    model_id TEXT NOT NULL,
-    description TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at TEXT NOT NULL,
-    last_error TEXT,
-    delivered_at TEXT
-);
-CREATE INDEX IF NOT EXISTS integration_outbox_due
-    ON integration_outbox (target, next_attempt_at) WHERE delivered_at IS NULL;
-"""
 
 
 class RetryBackoff(BaseModel):
@@ -135,8 +115,7 @@ class Outbox:
         # The first try (from send) and the retry thread never send one entry at once.
         self._in_flight: set[int] = set()
         self._in_flight_lock = threading.Lock()
-        with contextlib.closing(self.connect()) as db:
-            db.executescript(_SCHEMA)
+        outbox_rows.create(self.db_path)
 
     def add_listener(self, listener: OutcomeListener) -> None:
         self._listeners.append(listener)
@@ -157,11 +136,13 @@ class Outbox:
 
     def pending(self) -> list[OutboxEntry]:
         """Deliveries not through yet, oldest first."""
-        return self._select("target = ? AND delivered_at IS NULL", (self.target,))
+        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+            return [_entry(row) for row in outbox_rows.undelivered(db, self.target)]
 
     def for_incident(self, incident_id: int) -> list[OutboxEntry]:
         """Every delivery made for one incident, oldest first."""
-        return self._select("target = ? AND incident_id = ?", (self.target, incident_id))
+        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+            return [_entry(row) for row in outbox_rows.of_incident(db, self.target, incident_id)]
 
     def start(self) -> None:
         """Retry due deliveries in a background thread (also those left by an earlier run)."""
@@ -183,10 +164,9 @@ class Outbox:
         while not self._stopping.is_set():
             if self._sweep is not None:
                 self._sweep()
-            for entry in self._select(
-                "target = ? AND delivered_at IS NULL AND next_attempt_at <= ?",
-                (self.target, _iso(_now())),
-            ):
+            with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+                due = [_entry(row) for row in outbox_rows.due(db, self.target, _iso(_now()))]
+            for entry in due:
                 if self._stopping.is_set():
                     return
                 self._attempt(entry)
@@ -209,20 +189,14 @@ class Outbox:
                 error = str(failure)
             now = _now()
             if error is None:
-                updated = self._update(
-                    "attempts = attempts + 1, delivered_at = ?, last_error = NULL",
-                    (_iso(now),),
-                    entry.id,
-                )
+                with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+                    updated = _entry(outbox_rows.delivered(db, entry.id, _iso(now)))
             else:
                 retry_at = now + timedelta(
                     seconds=self.backoff.delay(entry.attempts + 1, self._rng)
                 )
-                updated = self._update(
-                    "attempts = attempts + 1, next_attempt_at = ?, last_error = ?",
-                    (_iso(retry_at), error),
-                    entry.id,
-                )
+                with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+                    updated = _entry(outbox_rows.failed(db, entry.id, _iso(retry_at), error))
                 self._wake.set()
         finally:
             with self._in_flight_lock:
@@ -230,13 +204,6 @@ class Outbox:
         for listener in self._listeners:
             listener(updated, error)
         return updated
-
-    def connect(self) -> sqlite3.Connection:
-        """A connection to the outbox database (autocommit; close it after use)."""
-        db = sqlite3.connect(self.db_path, timeout=10.0, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        return db
 
     def _insert(
         self,
@@ -250,45 +217,24 @@ class Outbox:
         now = _now()
         # The first try follows at once; the retry thread only takes the entry
         # over if that try never reports back (the process died mid-try).
-        with contextlib.closing(self.connect()) as db:
-            row = db.execute(
-                "INSERT INTO integration_outbox (target, kind, about_id, incident_id, model_id, description,"
-                " payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-                (
-                    self.target,
-                    kind,
-                    about_id,
-                    incident_id,
-                    model_id,
-                    description,
-                    json.dumps(payload),
-                    _iso(now),
-                    _iso(now + timedelta(seconds=FIRST_TRY_GRACE)),
-                ),
-            ).fetchone()
+        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+            row = outbox_rows.insert(
+                db,
+                self.target,
+                kind,
+                about_id,
+                incident_id,
+                model_id,
+                description,
+                json.dumps(payload),
+                _iso(now),
+                _iso(now + timedelta(seconds=FIRST_TRY_GRACE)),
+            )
         return _entry(row)
-
-    def _update(self, assignments: str, values: tuple[Any, ...], entry_id: int) -> OutboxEntry:
-        with contextlib.closing(self.connect()) as db:
-            row = db.execute(
-                f"UPDATE integration_outbox SET {assignments} WHERE id = ? RETURNING *",
-                (*values, entry_id),
-            ).fetchone()
-        return _entry(row)
-
-    def _select(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
-        with contextlib.closing(self.connect()) as db:
-            rows = db.execute(
-                f"SELECT * FROM integration_outbox WHERE {where} ORDER BY id", values
-            ).fetchall()
-        return [_entry(row) for row in rows]
 
     def _seconds_to_next(self) -> float | None:
-        with contextlib.closing(self.connect()) as db:
-            (earliest,) = db.execute(
-                "SELECT MIN(next_attempt_at) FROM integration_outbox WHERE target = ? AND delivered_at IS NULL",
-                (self.target,),
-            ).fetchone()
+        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+            earliest = outbox_rows.next_attempt_at(db, self.target)
         if earliest is None:
             return None
         return max((datetime.fromisoformat(earliest) - _now()).total_seconds(), 0.0)

@@ -13,7 +13,8 @@ from fastapi.responses import StreamingResponse
 from fleetdesk.server.auth import Principal, access_ended
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.deps import SQL_INT_MAX, BackendDep, PrincipalDep
-from fleetdesk.server.events import last_event_id, read_events
+from fleetdesk.server.events import read_events
+from fleetdesk.server.store.event_log import last_id as last_event_id
 from fleetdesk.wire import API_PREFIX, EventPage
 
 router = APIRouter(prefix=f"{API_PREFIX}/events", tags=["events"])

@@ -108,7 +108,7 @@ def healthz() -> dict[str, str]:
 def readyz(backend: BackendDep) -> dict[str, str | int]:
     """The database answers, its disk takes writes, and the fleet is loaded."""
     try:
-        backend.store.connection().execute("SELECT 1").fetchone()
+        backend.store.ping()
     except Exception:
         raise Problem(503, ProblemType.UNAVAILABLE, "database not answering") from None
     full = backend.storage.not_ready() if backend.storage is not None else None

@@ -3,7 +3,7 @@
 A store is opened from one location (``Store(where)``): a ``postgresql://`` URL opens the PostgreSQL store,
 anything else is the path of a SQLite file. Both keep the same tables and columns and take the same SQL
 (``?`` placeholders; the few expressions the two spell differently come from ``conn.dialect``), so the
-server's modules run unchanged on either, through the ``Connection`` below.
+store's modules, which hold all of the server's SQL, run unchanged on either, through the ``Connection`` below.
 
 Guarantees every store gives:
 - ``write()`` is one transaction: everything in it (an idempotency key, the change, its audit record and
@@ -43,9 +43,11 @@ class StoreUnavailable(StoreError):
 
 
 class Row(Protocol):
-    """One result row: by column name or by position."""
+    """One result row: by column name, by position or slice, or unpacked in column order."""
 
-    def __getitem__(self, key: int | str, /) -> Any: ...
+    def __getitem__(self, key: int | str | slice, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
     def keys(self) -> list[str]: ...
 
@@ -108,6 +110,10 @@ class Store:
     def close(self) -> None:
         """Close every connection this store opened."""
         raise NotImplementedError
+
+    def ping(self) -> None:
+        """Raise unless the database answers a query now (the readiness probe)."""
+        self.connection().execute("SELECT 1").fetchone()
 
     def lead(self) -> bool:
         """Whether this process is the one that closes slots, recomputes SLOs and opens incidents, taking

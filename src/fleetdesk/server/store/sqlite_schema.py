@@ -184,7 +184,7 @@ CREATE INDEX models_attention ON models (attention);
 """
 
 _SCHEMA_V4 = """
--- The fleet list's whole worst-first order (views._ORDER), so that each page the console loads is a walk
+-- The fleet list's whole worst-first order (model_rows.ORDER), so that each page the console loads is a walk
 -- along this index; the v1 index stopped short of it, and every page sorted the whole fleet again.
 DROP INDEX models_worst;
 CREATE INDEX models_worst ON models (attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id);

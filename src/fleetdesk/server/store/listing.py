@@ -1,0 +1,27 @@
+"""One page of a listing: how many rows match, then the rows of the page, in one snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fleetdesk.server.store.contract import Connection, Row
+
+
+def page(
+    conn: Connection,
+    table: str,
+    columns: str,
+    where: Sequence[str],
+    params: Sequence[object],
+    order: str,
+    offset: int,
+    limit: int,
+) -> tuple[int, list[Row]]:
+    """(rows matching every ``where`` condition, the ``limit`` of them from ``offset`` in ``order``)."""
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    total = int(conn.execute(f"SELECT count(*) FROM {table} {clause}", params).fetchone()[0])
+    rows = conn.execute(
+        f"SELECT {columns} FROM {table} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return total, rows

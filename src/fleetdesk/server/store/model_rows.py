@@ -1,0 +1,269 @@
+"""The ``models`` table's live and derived state: what is serving, health, attention, SLO, running totals.
+
+The registry records in the same rows are ``registry_log``'s. Every listing of models orders by ``ORDER``,
+which the schema's indexes follow (sqlite_schema.py), so a page is an index walk, not a sort.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from fleetdesk.server.store import listing
+from fleetdesk.server.store.contract import Connection, Row
+from fleetdesk.server.store.dialect import Dialect
+
+ORDER = {
+    "worst": "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
+    "id": "id",
+    "tier": "tier_rank, id",
+    "budget": "budget_remaining IS NULL, budget_remaining, tier_rank, id",
+}
+"""The ORDER BY of each listing sort (the wire's ``ModelSort`` values)."""
+
+_CHUNK = 500
+"""Ids bound in one ``IN (…)``: well under SQLite's limit on bound values."""
+
+
+@functools.cache
+def _summary_columns(dialect: Dialect) -> str:
+    return (
+        "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
+        " attention, budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
+        # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
+        f" (SELECT {dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
+        "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums,"
+        # A shared-cause incident's surface and start, one primary-key seek for the rows with an incident.
+        f" (SELECT {dialect.json_array('app', 'surface', 'label', 'began_at')} FROM incident_origins"
+        "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
+    )
+
+
+def _like(text: str) -> str:
+    return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def page(
+    conn: Connection,
+    *,
+    app: str | None,
+    surface: str | None,
+    tiers: Sequence[str],
+    role: str | None,
+    health: str | None,
+    query: str | None,
+    sort: str,
+    offset: int,
+    limit: int,
+) -> tuple[int, list[Row]]:
+    """(models matching every filter given, the page of their summary rows in ``sort``'s order);
+    ``query`` matches any part of a model's search text, case-insensitive."""
+    where: list[str] = []
+    params: list[object] = []
+    for column, value in (("app", app), ("surface", surface), ("role", role), ("health", health)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(str(value))
+    if tiers:
+        where.append(f"tier IN ({','.join('?' * len(tiers))})")
+        params.extend(tiers)
+    if query:
+        where.append("search_text LIKE ? ESCAPE '\\'")
+        params.append(_like(query))
+    return listing.page(
+        conn,
+        "models",
+        _summary_columns(conn.dialect),
+        where,
+        params,
+        ORDER[sort],
+        offset,
+        limit,
+    )
+
+
+def detail(conn: Connection, model_id: str) -> Row | None:
+    """The model's summary row with its stored SLO status (JSON, column ``slo``)."""
+    row: Row | None = conn.execute(
+        f"SELECT {_summary_columns(conn.dialect)}, slo FROM models WHERE id = ?", (model_id,)
+    ).fetchone()
+    return row
+
+
+def slo(conn: Connection, model_id: str) -> str:
+    """The model's stored SLO status (JSON)."""
+    return str(conn.execute("SELECT slo FROM models WHERE id = ?", (model_id,)).fetchone()["slo"])
+
+
+def states(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
+    """By id, these models' id, health, attention, alerts and open_incident_id (unknown ids left out)."""
+    found: dict[str, Row] = {}
+    for start in range(0, len(model_ids), _CHUNK):
+        chunk = model_ids[start : start + _CHUNK]
+        for row in conn.execute(
+            "SELECT id, health, attention, alerts, open_incident_id FROM models"
+            f" WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            found[row["id"]] = row
+    return found
+
+
+def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
+    """By id, what the playbook looks at of these models: live state, health, attention, incident, alerts,
+    budget and their latest bucket's sums (``last_sums``, a JSON array)."""
+    return {
+        row["id"]: row
+        for row in conn.execute(
+            "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
+            " attention, open_incident_id, alerts, budget_remaining,"
+            f" (SELECT {conn.dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
+            "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
+            f" FROM models WHERE id IN ({','.join('?' * len(model_ids))})",
+            model_ids,
+        )
+    }
+
+
+def health_tier_counts(conn: Connection) -> list[Row]:
+    """(health, tier, how many models) for each pair that has models."""
+    return conn.execute(
+        "SELECT health, tier, count(*) FROM models GROUP BY health, tier"
+    ).fetchall()
+
+
+def attention_counts(conn: Connection) -> list[Row]:
+    """(attention, how many models) for each level that has models."""
+    return conn.execute("SELECT attention, count(*) FROM models GROUP BY attention").fetchall()
+
+
+def worst(conn: Connection, limit: int) -> list[Row]:
+    """The summary rows of up to ``limit`` models that need attention, worst first."""
+    return conn.execute(
+        f"SELECT {_summary_columns(conn.dialect)} FROM models WHERE attention != 'ok' ORDER BY {ORDER['worst']}"
+        " LIMIT ?",
+        (limit,),
+    ).fetchall()
+
+
+def ingest_marks(conn: Connection) -> dict[str, tuple[Any, Any]]:
+    """Per model, a mark that moves with every ingest: its newest bucket's start and its running weight."""
+    return {
+        row[0]: (row[1], row[2])
+        for row in conn.execute("SELECT id, last_bucket_start, total_weight FROM models")
+    }
+
+
+def totals(conn: Connection, model_id: str) -> Row:
+    """The model's running totals: total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum."""
+    row: Row = conn.execute(
+        "SELECT total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum"
+        " FROM models WHERE id = ?",
+        (model_id,),
+    ).fetchone()
+    return row
+
+
+def every_total(conn: Connection) -> list[Row]:
+    """Each model's id, type, tier and running totals, by id (the /metrics counters)."""
+    return conn.execute(
+        "SELECT id, type, tier, total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum"
+        " FROM models ORDER BY id"
+    ).fetchall()
+
+
+def add_totals(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Add ingested sums to models' running totals and move their newest bucket forward (never back):
+    (weight, label_sum, prediction_sum, cross_entropy_sum, newest start, model id) each."""
+    conn.executemany(
+        "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
+        " total_prediction_sum = total_prediction_sum + ?, total_cross_entropy_sum = total_cross_entropy_sum + ?,"
+        f" last_bucket_start = {conn.dialect.greatest('coalesce(last_bucket_start, 0)', '?')} WHERE id = ?",
+        rows,
+    )
+
+
+def set_judgement(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Store models' judged state: (health, attention, attention_rank, budget_remaining, max_burn_rate,
+    alerts JSON, slo JSON, model id) each."""
+    conn.executemany(
+        "UPDATE models SET health = ?, attention = ?, attention_rank = ?, budget_remaining = ?, max_burn_rate = ?,"
+        " alerts = ?, slo = ? WHERE id = ?",
+        rows,
+    )
+
+
+def set_live(
+    conn: Connection,
+    model_id: str,
+    serving_model_id: str,
+    traffic_share: float,
+    launch_phase: str,
+    launch_halted: bool,
+    experiment_ended: bool,
+) -> None:
+    """Store the model's live state (what an action changed)."""
+    conn.execute(
+        "UPDATE models SET serving_model_id = ?, traffic_share = ?, launch_phase = ?, launch_halted = ?,"
+        " experiment_ended = ? WHERE id = ?",
+        (
+            serving_model_id,
+            traffic_share,
+            launch_phase,
+            int(launch_halted),
+            int(experiment_ended),
+            model_id,
+        ),
+    )
+
+
+def open_incident_id(conn: Connection, model_id: str) -> int | None:
+    """The model's open or acknowledged incident, None without one (or for an unknown model)."""
+    row = conn.execute("SELECT open_incident_id FROM models WHERE id = ?", (model_id,)).fetchone()
+    return None if row is None else row["open_incident_id"]
+
+
+def open_incident_ids(conn: Connection, model_ids: Sequence[str]) -> set[int]:
+    """The open incidents of these models."""
+    if not model_ids:
+        return set()
+    return {
+        row[0]
+        for row in conn.execute(
+            f"SELECT open_incident_id FROM models WHERE id IN ({','.join('?' * len(model_ids))})"
+            " AND open_incident_id IS NOT NULL",
+            model_ids,
+        )
+    }
+
+
+def set_open_incident(conn: Connection, model_id: str, incident_id: int) -> None:
+    """The model is now part of this incident."""
+    conn.execute("UPDATE models SET open_incident_id = ? WHERE id = ?", (incident_id, model_id))
+
+
+def release_incident(conn: Connection, model_ids: Sequence[str], incident_id: int) -> None:
+    """These models are no longer in this (resolved) incident; one that moved on to another keeps that."""
+    conn.execute(
+        f"UPDATE models SET open_incident_id = NULL WHERE id IN ({','.join('?' * len(model_ids))})"
+        " AND open_incident_id = ?",
+        (*model_ids, incident_id),
+    )
+
+
+def count_in_trouble(conn: Connection, model_ids: Sequence[str]) -> int:
+    """How many of these models page, ticket or are unstable now."""
+    return int(
+        conn.execute(
+            f"SELECT count(*) FROM models WHERE id IN ({','.join('?' * len(model_ids))})"
+            " AND attention IN ('page', 'ticket', 'unstable')",
+            model_ids,
+        ).fetchone()[0]
+    )
+
+
+def key_of(conn: Connection, model_id: str) -> int | None:
+    """The model's row key (what its buckets are filed under), None for an unknown model."""
+    row = conn.execute("SELECT key FROM models WHERE id = ?", (model_id,)).fetchone()
+    return None if row is None else int(row["key"])
