@@ -126,7 +126,7 @@ def _apply(args: argparse.Namespace, *, dry_run: bool, only_diff: bool = False) 
     file = _read_file(args)
     if file.seed_only:
         _note(
-            f"{args.file}: applies the models and types sections only; "
+            "registry apply reads the models and types sections only; "
             f"{', '.join(file.seed_only)} are read when a store is seeded"
         )
     reason = getattr(args, "reason", None) or f"fleetdesk registry apply {args.file}"

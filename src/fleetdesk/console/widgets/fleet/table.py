@@ -55,7 +55,7 @@ COLUMNS: tuple[Column, ...] = (
 _MIN_ID_WIDTH = 34
 _CHROME = 2  # the vertical scrollbar
 _DRAWN_ROWS_KEPT = 1000
-MATCHES_KEPT = 16
+_MATCHES_KEPT = 16
 """Filters whose results are kept (a typed filter's keystrokes and its words so far)."""
 CALLS_FOR_SOMEONE = frozenset({Attention.PAGE, Attention.TICKET})
 """What the cursor follows to the top: an incident the tier's policy pages for, or, for a lower tier (a TIER3
@@ -379,7 +379,7 @@ class FleetTable(ScrollView, can_focus=True):
         )
         shows, models, haystacks = predicate(self._words), self.models, self._haystacks
         shown = [i for i in candidates if shows(models[i], haystacks[i])]
-        if len(self._matches) >= MATCHES_KEPT:
+        if len(self._matches) >= _MATCHES_KEPT:
             del self._matches[next(iter(self._matches))]  # the oldest
         self._matches[words] = shown
         return shown
