@@ -20,6 +20,7 @@ STORE = PACKAGE / "server" / "store"
 # prose ("select a model", "update the registry") and enum values ("UPDATE = 'update'") pass.
 STATEMENT = re.compile(
     r"\bSELECT\s+([\w*(\"']|$)|\bINSERT\s+INTO\s|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\s"
+    r"|\bPRAGMA\s+\w+"
 )
 
 

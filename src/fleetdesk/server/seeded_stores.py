@@ -190,7 +190,7 @@ def _bring_up_to(
                     return Outcome.REUSED, 0
                 say(f"bringing the cached store up to now ({_hours(now - end)} of new buckets)")
                 added = store.extend(load_fleet(fleet, end_at=end), now, progress)
-                _checkpoint(store)
+                store.checkpoint()
                 return Outcome.CONTINUED, added
         finally:
             store.close()
@@ -211,7 +211,7 @@ def _seed(cached: Path, fleet: str, now: datetime, say: Say, progress: SeedProgr
     try:
         store.migrate()
         count = store.seed(loaded, progress)
-        _checkpoint(store)
+        store.checkpoint()
     except BaseException:
         store.close()
         _unlink(temp)
@@ -221,11 +221,6 @@ def _seed(cached: Path, fleet: str, now: datetime, say: Say, progress: SeedProgr
     os.replace(temp, cached)
     _sync(cached.parent)
     return count
-
-
-def _checkpoint(store: Store) -> None:
-    """Everything in the main file, synced, so that a plain copy of it is the whole store."""
-    store.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 @contextmanager

@@ -18,8 +18,6 @@ from fleetdesk.server.store import (
     parse_iso,
 )
 
-_SUMS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
-
 
 def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
     """The model, its live state and incident, its baseline, holdout and direct upstream models with their
@@ -38,11 +36,7 @@ def situation_of(conn: Connection, backend: Backend, model: Model) -> Situation:
             return None
         row, other = rows[model_id], registry[model_id]
         health, attention = Health(row["health"]), Attention(row["attention"])
-        sums = (
-            StabilitySums()
-            if row["last_sums"] is None
-            else StabilitySums.model_construct(**dict(zip(_SUMS, json.loads(row["last_sums"]))))
-        )
+        sums = model_rows.last_sums(row)
         if health is Health.NO_DATA:
             sums = StabilitySums()  # its last bucket is not its latest closed one
         since = None

@@ -8,7 +8,7 @@ from datetime import datetime
 from fleetdesk.domain import playbook
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
-from fleetdesk.domain.stability import Health, StabilitySums
+from fleetdesk.domain.stability import Health
 from fleetdesk.server import incident_groups, task_buckets
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
@@ -81,18 +81,7 @@ def summary(backend: Backend, row: Row) -> ModelSummary:
     model = backend.registry.models[row["id"]]
     model_type = backend.config.vocabulary.parse(model.type)
     last = row["last_bucket_start"]
-    sums = (
-        StabilitySums()
-        if row["last_sums"] is None
-        else StabilitySums.model_construct(
-            **dict(
-                zip(
-                    ("weight", "label_sum", "prediction_sum", "cross_entropy_sum"),
-                    json.loads(row["last_sums"]),
-                )
-            )
-        )
-    )
+    sums = model_rows.last_sums(row)
     return ModelSummary(
         id=model.id,
         type=model.type,

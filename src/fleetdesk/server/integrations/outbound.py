@@ -10,7 +10,6 @@ a resolve notice goes out the same way (Alertmanager: ``endsAt``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from abc import abstractmethod
@@ -138,7 +137,7 @@ class OutboundPagingTarget(PagingTarget):
 
     def _send_resolves(self) -> None:
         """Withdraw the pages of incidents that resolved since (once per page)."""
-        with contextlib.closing(outbox_rows.connect(self.outbox.db_path)) as db:
+        with outbox_rows.connect(self.outbox.db_path) as db:
             pages = outbox_rows.unresolved_pages(db, self.name, PAGE)
         for page_id, incident_id, model_id, description, payload in pages:
             self.outbox.send(

@@ -8,7 +8,6 @@ try's outcome goes to the listeners, so the server can show it on the incident.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import threading
@@ -136,12 +135,12 @@ class Outbox:
 
     def pending(self) -> list[OutboxEntry]:
         """Deliveries not through yet, oldest first."""
-        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+        with outbox_rows.connect(self.db_path) as db:
             return [_entry(row) for row in outbox_rows.undelivered(db, self.target)]
 
     def for_incident(self, incident_id: int) -> list[OutboxEntry]:
         """Every delivery made for one incident, oldest first."""
-        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+        with outbox_rows.connect(self.db_path) as db:
             return [_entry(row) for row in outbox_rows.of_incident(db, self.target, incident_id)]
 
     def start(self) -> None:
@@ -164,7 +163,7 @@ class Outbox:
         while not self._stopping.is_set():
             if self._sweep is not None:
                 self._sweep()
-            with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+            with outbox_rows.connect(self.db_path) as db:
                 due = [_entry(row) for row in outbox_rows.due(db, self.target, _iso(_now()))]
             for entry in due:
                 if self._stopping.is_set():
@@ -189,13 +188,13 @@ class Outbox:
                 error = str(failure)
             now = _now()
             if error is None:
-                with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+                with outbox_rows.connect(self.db_path) as db:
                     updated = _entry(outbox_rows.delivered(db, entry.id, _iso(now)))
             else:
                 retry_at = now + timedelta(
                     seconds=self.backoff.delay(entry.attempts + 1, self._rng)
                 )
-                with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+                with outbox_rows.connect(self.db_path) as db:
                     updated = _entry(outbox_rows.failed(db, entry.id, _iso(retry_at), error))
                 self._wake.set()
         finally:
@@ -217,7 +216,7 @@ class Outbox:
         now = _now()
         # The first try follows at once; the retry thread only takes the entry
         # over if that try never reports back (the process died mid-try).
-        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+        with outbox_rows.connect(self.db_path) as db:
             row = outbox_rows.insert(
                 db,
                 self.target,
@@ -233,7 +232,7 @@ class Outbox:
         return _entry(row)
 
     def _seconds_to_next(self) -> float | None:
-        with contextlib.closing(outbox_rows.connect(self.db_path)) as db:
+        with outbox_rows.connect(self.db_path) as db:
             earliest = outbox_rows.next_attempt_at(db, self.target)
         if earliest is None:
             return None

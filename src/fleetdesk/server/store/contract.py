@@ -115,6 +115,11 @@ class Store:
         """Raise unless the database answers a query now (the readiness probe)."""
         self.connection().execute("SELECT 1").fetchone()
 
+    def checkpoint(self) -> None:
+        """Everything written so far in the database file itself, so that a plain copy of the file is the
+        whole store (the embedded console's cached stores). Only a store that is one file can."""
+        raise NotImplementedError
+
     def lead(self) -> bool:
         """Whether this process is the one that closes slots, recomputes SLOs and opens incidents, taking
         the role when no live process holds it. A store only one server uses always leads."""

@@ -7,10 +7,13 @@ which the schema's indexes follow (sqlite_schema.py), so a page is an index walk
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.store import listing
+from fleetdesk.server.store.buckets import SUM_COLUMNS
 from fleetdesk.server.store.contract import Connection, Row
 from fleetdesk.server.store.dialect import Dialect
 
@@ -26,14 +29,29 @@ _CHUNK = 500
 """Ids bound in one ``IN (…)``: well under SQLite's limit on bound values."""
 
 
+def _last_sums(dialect: Dialect) -> str:
+    """The latest bucket's sums as a JSON array column, one primary-key seek per row (see ``last_sums``)."""
+    return (
+        f"(SELECT {dialect.json_array(*SUM_COLUMNS)}"
+        "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
+    )
+
+
+def last_sums(row: Row) -> StabilitySums:
+    """A row's ``last_sums`` column as sums (empty for a model without buckets)."""
+    packed = row["last_sums"]
+    if packed is None:
+        return StabilitySums()
+    return StabilitySums.model_construct(**dict(zip(SUM_COLUMNS, json.loads(packed))))
+
+
 @functools.cache
 def _summary_columns(dialect: Dialect) -> str:
     return (
         "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
         " attention, budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
-        # The latest bucket's sums, one primary-key seek per row, so the fleet table can show both signals.
-        f" (SELECT {dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
-        "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums,"
+        # The latest bucket's sums, so the fleet table can show both signals.
+        f" {_last_sums(dialect)},"
         # A shared-cause incident's surface and start, one primary-key seek for the rows with an incident.
         f" (SELECT {dialect.json_array('app', 'surface', 'label', 'began_at')} FROM incident_origins"
         "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
@@ -117,9 +135,7 @@ def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
         row["id"]: row
         for row in conn.execute(
             "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
-            " attention, open_incident_id, alerts, budget_remaining,"
-            f" (SELECT {conn.dialect.json_array('weight', 'label_sum', 'prediction_sum', 'cross_entropy_sum')}"
-            "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
+            f" attention, open_incident_id, alerts, budget_remaining, {_last_sums(conn.dialect)}"
             f" FROM models WHERE id IN ({','.join('?' * len(model_ids))})",
             model_ids,
         )

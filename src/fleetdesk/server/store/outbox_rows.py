@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +36,18 @@ CREATE INDEX IF NOT EXISTS integration_outbox_due
 OutboxRow = tuple[Any, ...]
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection to the outbox's database (autocommit; close it after use)."""
-    db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
-    return db
+@contextlib.contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the outbox's database (autocommit), closed when the block ends."""
+    with contextlib.closing(sqlite3.connect(path, timeout=10.0, isolation_level=None)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        yield db
 
 
 def create(path: Path) -> None:
     """The table and its index, unless there."""
-    with contextlib.closing(connect(path)) as db:
+    with connect(path) as db:
         db.executescript(_SCHEMA)
 
 

@@ -93,6 +93,9 @@ class SqliteStore(Store):
         finally:
             conn.execute("COMMIT")
 
+    def checkpoint(self) -> None:
+        self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
