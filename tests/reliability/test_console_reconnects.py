@@ -35,8 +35,7 @@ def test_console_survives_a_server_crash_and_shows_the_true_state(tmp_path: Path
             timeout=10,
         )
         assert halted.status_code == 200, halted.text
-        mark = console.wait_for("(halted)", since=mark)
-        console.wait_for("live", since=mark)
+        console.wait_for("(halted)", "live", since=mark)
         assert console.process.poll() is None, "the console exited"
     finally:
         console.close()

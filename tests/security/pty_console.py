@@ -95,16 +95,20 @@ class PtyConsole:
     def send(self, keys: str) -> None:
         os.write(self._master, keys.encode())
 
-    def wait_for(self, text: str, deadline: float = 30.0, since: int = 0) -> int:
-        """Wait until ``text`` is on screen, after output past byte ``since``; returns the output length then."""
+    def wait_for(self, *texts: str, deadline: float = 30.0, since: int = 0) -> int:
+        """Wait until every one of ``texts`` is on screen, after output past byte ``since``; returns the output
+        length then. Texts that one key brings are waited for together: one paint can bring them all, so a
+        second wait counted from the first one's mark would wait for output that never comes."""
         give_up = time.monotonic() + deadline
         while True:
             data = self.captured()
-            if len(data) > since and text in self.screen_text():
+            screen = self.screen_text()
+            if len(data) > since and all(text in screen for text in texts):
                 return len(data)
             if self.process.poll() is not None or time.monotonic() > give_up:
+                missing = [text for text in texts if text not in screen]
                 raise AssertionError(
-                    f"{text!r} never appeared (exit {self.process.poll()}); screen:\n{self.screen_text()}"
+                    f"{missing!r} never appeared (exit {self.process.poll()}); screen:\n{screen}"
                 )
             time.sleep(0.05)
 

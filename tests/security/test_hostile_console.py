@@ -88,15 +88,11 @@ def test_console_shows_hostile_data_literally_and_no_raw_control_reaches_the_ter
         console.send("i")  # the incident's timeline and notes
         # Its title, not NOTE-MARK: at 120x40 the model view's incident panel shows the note already, and an
         # Esc sent before the incident screen is up leaves the next key to land on it.
-        # Each wait counts output since the key, not since the previous wait: one paint can bring both texts.
-        opened = console.wait_for("fleetdesk · incident", since=mark)
-        console.wait_for("NOTE-MARK", since=mark)
+        opened = console.wait_for("fleetdesk · incident", "NOTE-MARK", since=mark)
         console.send("\x1b")  # alone: an escape with a key right behind it reads as alt+key
-        mark = console.wait_for("fleetdesk · model", since=opened)
-        console.wait_for("PURPOSE-MARK", since=opened)
-        console.send("l")  # the model's audit log
-        mark = console.wait_for("audit log ·", since=mark)
-        console.wait_for("admin (admin)", since=mark)  # the audit record of the hostile note
+        mark = console.wait_for("fleetdesk · model", "PURPOSE-MARK", since=opened)
+        console.send("l")  # the model's audit log; its record of the hostile note
+        console.wait_for("audit log ·", "admin (admin)", since=mark)
     finally:
         console.close()
     output = console.captured()
