@@ -249,10 +249,9 @@ def fleet_summary(backend: Backend, limit: int) -> FleetSummary:
     counts = {health: {tier: 0 for tier in Tier} for health in Health}
     attention = {level: 0 for level in Attention}
     with backend.store.read() as conn:
-        for row in model_rows.health_tier_counts(conn):
-            counts[Health(row[0])][Tier(row[1])] = row[2]
-        for row in model_rows.attention_counts(conn):
-            attention[Attention(row[0])] = row[1]
+        for health, tier, level, n in model_rows.counts(conn):
+            counts[Health(health)][Tier(tier)] += n
+            attention[Attention(level)] += n
         open_incidents = incident_rows.open_count(conn)
         rows = model_rows.worst(conn, limit)
     return FleetSummary(

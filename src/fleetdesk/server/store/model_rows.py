@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from fleetdesk.domain.attention import Attention
 from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.store import listing
 from fleetdesk.server.store.buckets import SUM_COLUMNS
@@ -142,24 +143,22 @@ def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
     }
 
 
-def health_tier_counts(conn: Connection) -> list[Row]:
-    """(health, tier, how many models) for each pair that has models."""
+def counts(conn: Connection) -> list[Row]:
+    """(health, tier, attention, how many models) for each triple that has ever had models: the triggers'
+    ``model_counts``, a few dozen rows whatever the fleet's size."""
     return conn.execute(
-        "SELECT health, tier, count(*) FROM models GROUP BY health, tier"
+        "SELECT health, tier, attention, n FROM model_counts WHERE n > 0"
     ).fetchall()
-
-
-def attention_counts(conn: Connection) -> list[Row]:
-    """(attention, how many models) for each level that has models."""
-    return conn.execute("SELECT attention, count(*) FROM models GROUP BY attention").fetchall()
 
 
 def worst(conn: Connection, limit: int) -> list[Row]:
     """The summary rows of up to ``limit`` models that need attention, worst first."""
+    # On the rank, not on ``attention != 'ok'``: a range of the worst-first index ends where the healthy
+    # models begin, where the inequality walked every one of them (9 ms at 10,000 models, for 6 rows).
     return conn.execute(
-        f"SELECT {_summary_columns(conn.dialect)} FROM models WHERE attention != 'ok' ORDER BY {ORDER['worst']}"
-        " LIMIT ?",
-        (limit,),
+        f"SELECT {_summary_columns(conn.dialect)} FROM models WHERE attention_rank < ?"
+        f" ORDER BY {ORDER['worst']} LIMIT ?",
+        (Attention.OK.rank, limit),
     ).fetchall()
 
 

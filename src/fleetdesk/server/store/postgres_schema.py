@@ -271,6 +271,37 @@ CREATE TABLE task_totals (
 );
 """
 
+_SCHEMA_V10 = """
+-- See SQLite's version 10: the fleet summary's counts, kept by the models table's own triggers.
+CREATE TABLE model_counts (
+    health TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    attention TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (health, tier, attention)
+);
+INSERT INTO model_counts SELECT health, tier, attention, count(*) FROM models GROUP BY health, tier, attention;
+CREATE FUNCTION model_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        UPDATE model_counts SET n = n - 1
+        WHERE health = OLD.health AND tier = OLD.tier AND attention = OLD.attention;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'INSERT') THEN
+        INSERT INTO model_counts VALUES (NEW.health, NEW.tier, NEW.attention, 1)
+        ON CONFLICT (health, tier, attention) DO UPDATE SET n = model_counts.n + 1;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER model_counts_insert_delete AFTER INSERT OR DELETE ON models
+FOR EACH ROW EXECUTE FUNCTION model_counts_follow();
+CREATE TRIGGER model_counts_update AFTER UPDATE OF health, tier, attention ON models
+FOR EACH ROW WHEN (OLD.health != NEW.health OR OLD.tier != NEW.tier OR OLD.attention != NEW.attention)
+EXECUTE FUNCTION model_counts_follow();
+DROP INDEX models_health_tier;
+DROP INDEX models_attention;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
     # SQLite's 7 seals the audit log against blob I/O, which PostgreSQL does not have: the same number
@@ -282,5 +313,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         _SCHEMA_V8,
     ),
     (9, "a multi-task model's buckets and totals per task (SQLite's 9)", _SCHEMA_V9),
+    (
+        10,
+        "the fleet summary's counts kept beside the models by triggers (SQLite's 10)",
+        _SCHEMA_V10,
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
