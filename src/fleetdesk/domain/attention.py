@@ -20,7 +20,11 @@ class Attention(StrEnum):
 
     @property
     def rank(self) -> int:
-        return list(Attention).index(self)
+        return _RANK[self]
+
+
+_RANK = {level: rank for rank, level in enumerate(Attention)}
+"""Each level's place, worst first (read for every model at every SLO pass)."""
 
 
 def attention_for(health: Health, alert_severities: Collection[Severity]) -> Attention:

@@ -166,6 +166,8 @@ def scan_counts(
         for model_id in (keys_by_id if model_ids is None else model_ids)
     }
     use_days = DAY_SECONDS % step == 0
+    # Every window that uses days ends with the same partial day (today's buckets so far): read it once.
+    edge_counts: dict[tuple[int, int], list[Row]] = {}
     for span in windows.spans:
         low = windows.since(span)  # the window holds starts in (low, high]
         first_day, last_day = low // DAY_SECONDS + 1, (high + step) // DAY_SECONDS - 1
@@ -180,7 +182,9 @@ def scan_counts(
         for after, upto in edges:
             if upto <= after:
                 continue
-            for key, health, count in buckets.health_counts(conn, after, upto, keys):
+            if (after, upto) not in edge_counts:
+                edge_counts[after, upto] = buckets.health_counts(conn, after, upto, keys)
+            for key, health, count in edge_counts[after, upto]:
                 result[id_by_key[key]][span][health] += count
     return result
 
