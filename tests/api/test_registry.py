@@ -17,6 +17,7 @@ from fleetdesk.client import (
     FleetdeskClient,
     Forbidden,
     NotFound,
+    PageRequest,
     RegistryIntent,
     RuleViolation,
 )
@@ -234,6 +235,21 @@ async def test_only_admin_or_the_owning_teams_oncall_may_change_a_model(connect:
     given = model.model_copy(update={"owner_team": OTHER_TEAM})
     with pytest.raises(Forbidden, match=f"act:{OTHER_TEAM}"):
         await owner.change_registry(RegistryIntent.update(given, "theirs now"))
+
+
+async def test_the_fleet_listing_shows_an_updated_record_at_once(connect: Connect) -> None:
+    """The listing decodes each model's registry part once per registry version: an update is a new one."""
+    admin = await connect("admin")
+    listed = {m.id: m for m in (await admin.list_models(page=PageRequest(limit=1000))).items}
+    assert listed[LONG_HISTORY].owner_team == EXPERIMENT_TEAM
+    record = await admin.registry_model(LONG_HISTORY)
+    given = record.model_copy(
+        update={"owner_team": OTHER_TEAM, "purpose": "Handed over with its history."}
+    )
+    await admin.change_registry(RegistryIntent.update(given, "handover"))
+    listed = {m.id: m for m in (await admin.list_models(page=PageRequest(limit=1000))).items}
+    assert listed[LONG_HISTORY].owner_team == OTHER_TEAM
+    assert listed[LONG_HISTORY].purpose == "Handed over with its history."
 
 
 async def test_every_write_needs_an_idempotency_key(server: EmbeddedServer) -> None:

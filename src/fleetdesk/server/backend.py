@@ -69,6 +69,9 @@ class Backend:
     """Whether the database's disk takes writes (None: not watched)."""
     registry_version: int = 0
     """The registry version ``registry`` is (see store.registry_log)."""
+    registry_memo: dict[str, Any] = field(default_factory=dict)
+    """Values derived from ``registry`` and ``config`` alone, per model (views.summary's registry part): a
+    listing of the fleet need not decode every type string again. Emptied when they change."""
     _registry_stale: threading.Event = field(default_factory=threading.Event)
     _commit_hooks: threading.local = field(default_factory=threading.local)
     """Another replica committed something: its registry version may have moved (see sync_registry)."""
@@ -156,6 +159,7 @@ class Backend:
             self.registry = registry
             self.config = config
             self.registry_version = version
+            self.registry_memo = {}  # last: see views._registry_part
             self.model_keys = self.store.model_keys()
             # Counts are per model: a created or retired model makes the held ones the wrong set.
             self._counts = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from fleetdesk.domain import playbook
 from fleetdesk.domain.registry import Model, Role, Tier
@@ -77,22 +78,37 @@ def decoded_type(backend: Backend, model: Model) -> DecodedType:
     )
 
 
+def _registry_part(backend: Backend, model_id: str) -> dict[str, Any]:
+    """A model's summary fields that come from the registry alone, decoded once per registry version."""
+    # The memo before the registry: adopt_registry replaces the registry, then the memo, so a memo read
+    # first is never newer than the registry read after it (a part may land in a memo just discarded).
+    memo = backend.registry_memo
+    part: dict[str, Any] | None = memo.get(model_id)
+    if part is None:
+        model = backend.registry.models[model_id]
+        vocabulary = backend.config.vocabulary
+        model_type = vocabulary.parse(model.type)
+        part = memo[model_id] = {
+            "id": model.id,
+            "type": model.type,
+            "app": model_type.app,
+            "surface": model_type.surface,
+            "stage": vocabulary.stage(model_type),
+            "tier": model.tier,
+            "role": model.role,
+            "owner_team": model.owner_team,
+            "oncall_rotation": model.oncall_rotation,
+            "baseline_model_id": model.baseline_model_id,
+            "purpose": model.purpose,
+        }
+    return part
+
+
 def summary(backend: Backend, row: Row) -> ModelSummary:
-    model = backend.registry.models[row["id"]]
-    model_type = backend.config.vocabulary.parse(model.type)
     last = row["last_bucket_start"]
     sums = model_rows.last_sums(row)
     return ModelSummary(
-        id=model.id,
-        type=model.type,
-        app=model_type.app,
-        surface=model_type.surface,
-        stage=backend.config.vocabulary.stage(model_type),
-        tier=model.tier,
-        role=model.role,
-        owner_team=model.owner_team,
-        oncall_rotation=model.oncall_rotation,
-        baseline_model_id=model.baseline_model_id,
+        **_registry_part(backend, row["id"]),
         health=Health(row["health"]),
         calibration=sums.calibration,
         normalized_entropy=sums.normalized_entropy,
@@ -103,7 +119,6 @@ def summary(backend: Backend, row: Row) -> ModelSummary:
         alerts=json.loads(row["alerts"]),
         open_incident_id=row["open_incident_id"],
         last_bucket_start=None if last is None else from_epoch(last),
-        purpose=model.purpose,
         incident_group=_group(row["incident_group"]),
     )
 
