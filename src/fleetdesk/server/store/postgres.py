@@ -76,10 +76,10 @@ def _row_class(names: tuple[str, ...]) -> type[PgRow]:
 
 
 def _pg_row(cursor: Any) -> RowMaker[PgRow]:
+    # The class itself makes the rows (a tuple from the values): no Python frame per row.
     if cursor.description is None:
-        return lambda values: PgRow(values)
-    cls = _row_class(tuple(column.name for column in cursor.description))
-    return lambda values: cls(values)
+        return PgRow
+    return _row_class(tuple(column.name for column in cursor.description))
 
 
 class PgConnection:
