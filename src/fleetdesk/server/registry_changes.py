@@ -30,7 +30,7 @@ from fleetdesk.server.auth import Principal
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.events import append_event
 from fleetdesk.server.problems import Problem
-from fleetdesk.server.store import Connection, audit_log, dumps, iso, registry_log
+from fleetdesk.server.store import Connection, audit_log, dumps, iso, model_rows, registry_log
 from fleetdesk.wire import (
     EventType,
     FieldError,
@@ -271,7 +271,7 @@ def _change_violations(conn: Connection, changes: list[ModelChange]) -> list[Reg
                 )
     found += _launch_violations(conn, changes)
     retired = [c.model_id for c in changes if c.kind is ChangeKind.RETIRE]
-    for model_id, incident_id in registry_log.open_incident_ids(conn, retired).items():
+    for model_id, incident_id in model_rows.open_incident_ids(conn, retired).items():
         found.append(
             RegistryViolation(
                 model_id=model_id,

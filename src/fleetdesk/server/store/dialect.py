@@ -5,7 +5,23 @@ A connection carries its dialect (``conn.dialect``), so a query that needs one o
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+_Value = TypeVar("_Value")
+
+IN_CHUNK = 500
+"""Values bound in one ``IN (…)``: well under either store's limit on bound values (SQLite 32,766,
+PostgreSQL 65,535), which a shared-cause group, an ingest or an SLO pass at 50,000 models can pass."""
+
+
+def in_chunks(values: Sequence[_Value]) -> Iterator[tuple[str, Sequence[_Value]]]:
+    """(``?`` placeholders, values) for each chunk of ``values``: every ``IN (…)`` of a list the fleet's
+    size bounds goes through this, one statement per chunk."""
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = values[start : start + IN_CHUNK]
+        yield ",".join("?" * len(chunk)), chunk
 
 
 @dataclass(frozen=True)

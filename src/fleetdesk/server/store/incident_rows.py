@@ -7,10 +7,7 @@ from collections.abc import Sequence
 
 from fleetdesk.server.store import listing
 from fleetdesk.server.store.contract import Connection, Row
-
-_CHUNK = 500
-"""Ids bound in one ``IN (…)``: well under SQLite's limit on bound values."""
-
+from fleetdesk.server.store.dialect import in_chunks
 
 # --- incidents -------------------------------------------------------------
 
@@ -223,13 +220,12 @@ def mark_shared(conn: Connection, incident_id: int) -> str:
 
 def shared_origins(conn: Connection, incident_ids: Sequence[int]) -> list[Row]:
     """(incident_id, app, surface, label, began_at, opened_at) of the shared groups among these incidents."""
-    found: list[Row] = []
-    for start in range(0, len(incident_ids), _CHUNK):
-        chunk = incident_ids[start : start + _CHUNK]
-        found += conn.execute(
+    return [
+        row
+        for marks, chunk in in_chunks(incident_ids)
+        for row in conn.execute(
             "SELECT o.incident_id, o.app, o.surface, o.label, o.began_at, i.opened_at FROM incident_origins o"
-            f" JOIN incidents i ON i.id = o.incident_id WHERE o.shared = 1 AND o.incident_id IN"
-            f" ({','.join('?' * len(chunk))})",
+            f" JOIN incidents i ON i.id = o.incident_id WHERE o.shared = 1 AND o.incident_id IN ({marks})",
             chunk,
         ).fetchall()
-    return found
+    ]

@@ -16,7 +16,7 @@ from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.store import listing
 from fleetdesk.server.store.buckets import SUM_COLUMNS
 from fleetdesk.server.store.contract import Connection, Row
-from fleetdesk.server.store.dialect import Dialect
+from fleetdesk.server.store.dialect import Dialect, in_chunks
 
 ORDER = {
     "worst": "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
@@ -25,9 +25,6 @@ ORDER = {
     "budget": "budget_remaining IS NULL, budget_remaining, tier_rank, id",
 }
 """The ORDER BY of each listing sort (the wire's ``ModelSort`` values)."""
-
-_CHUNK = 500
-"""Ids bound in one ``IN (…)``: well under SQLite's limit on bound values."""
 
 
 def _last_sums(dialect: Dialect) -> str:
@@ -117,16 +114,14 @@ def slo(conn: Connection, model_id: str) -> str:
 
 def states(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
     """By id, these models' id, health, attention, alerts and open_incident_id (unknown ids left out)."""
-    found: dict[str, Row] = {}
-    for start in range(0, len(model_ids), _CHUNK):
-        chunk = model_ids[start : start + _CHUNK]
+    return {
+        row["id"]: row
+        for marks, chunk in in_chunks(model_ids)
         for row in conn.execute(
-            "SELECT id, health, attention, alerts, open_incident_id FROM models"
-            f" WHERE id IN ({','.join('?' * len(chunk))})",
+            f"SELECT id, health, attention, alerts, open_incident_id FROM models WHERE id IN ({marks})",
             chunk,
-        ):
-            found[row["id"]] = row
-    return found
+        )
+    }
 
 
 def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
@@ -134,11 +129,12 @@ def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
     budget and their latest bucket's sums (``last_sums``, a JSON array)."""
     return {
         row["id"]: row
+        for marks, chunk in in_chunks(model_ids)
         for row in conn.execute(
             "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
             f" attention, open_incident_id, alerts, budget_remaining, {_last_sums(conn.dialect)}"
-            f" FROM models WHERE id IN ({','.join('?' * len(model_ids))})",
-            model_ids,
+            f" FROM models WHERE id IN ({marks})",
+            chunk,
         )
     }
 
@@ -239,16 +235,15 @@ def open_incident_id(conn: Connection, model_id: str) -> int | None:
     return None if row is None else row["open_incident_id"]
 
 
-def open_incident_ids(conn: Connection, model_ids: Sequence[str]) -> set[int]:
-    """The open incidents of these models."""
-    if not model_ids:
-        return set()
+def open_incident_ids(conn: Connection, model_ids: Sequence[str]) -> dict[str, int]:
+    """The open incident of each of these models that has one."""
     return {
-        row[0]
+        row[0]: int(row[1])
+        for marks, chunk in in_chunks(model_ids)
         for row in conn.execute(
-            f"SELECT open_incident_id FROM models WHERE id IN ({','.join('?' * len(model_ids))})"
+            f"SELECT id, open_incident_id FROM models WHERE id IN ({marks})"
             " AND open_incident_id IS NOT NULL",
-            model_ids,
+            chunk,
         )
     }
 
@@ -260,21 +255,24 @@ def set_open_incident(conn: Connection, model_id: str, incident_id: int) -> None
 
 def release_incident(conn: Connection, model_ids: Sequence[str], incident_id: int) -> None:
     """These models are no longer in this (resolved) incident; one that moved on to another keeps that."""
-    conn.execute(
-        f"UPDATE models SET open_incident_id = NULL WHERE id IN ({','.join('?' * len(model_ids))})"
-        " AND open_incident_id = ?",
-        (*model_ids, incident_id),
-    )
+    for marks, chunk in in_chunks(model_ids):
+        conn.execute(
+            f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
+            (*chunk, incident_id),
+        )
 
 
 def count_in_trouble(conn: Connection, model_ids: Sequence[str]) -> int:
     """How many of these models page, ticket or are unstable now."""
-    return int(
-        conn.execute(
-            f"SELECT count(*) FROM models WHERE id IN ({','.join('?' * len(model_ids))})"
-            " AND attention IN ('page', 'ticket', 'unstable')",
-            model_ids,
-        ).fetchone()[0]
+    return sum(
+        int(
+            conn.execute(
+                f"SELECT count(*) FROM models WHERE id IN ({marks})"
+                " AND attention IN ('page', 'ticket', 'unstable')",
+                chunk,
+            ).fetchone()[0]
+        )
+        for marks, chunk in in_chunks(model_ids)
     )
 
 

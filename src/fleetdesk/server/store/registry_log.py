@@ -162,18 +162,6 @@ def apply_change(conn: Connection, change: ModelChange, vocabulary: Vocabulary) 
     return None
 
 
-def open_incident_ids(conn: Connection, model_ids: Iterable[str]) -> dict[str, int]:
-    """The open incident of each of these models that has one."""
-    found = {}
-    for model_id in model_ids:
-        row = conn.execute(
-            "SELECT open_incident_id FROM models WHERE id = ?", (model_id,)
-        ).fetchone()
-        if row is not None and row[0] is not None:
-            found[model_id] = int(row[0])
-    return found
-
-
 def halted_launches(conn: Connection, model_ids: Iterable[str]) -> dict[str, LaunchPhase]:
     """The models among these whose launch is halted now, with the phase it is halted in."""
     found = {}
