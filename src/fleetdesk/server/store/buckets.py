@@ -3,7 +3,7 @@ with running ``task_totals``) and the per-day health counts (``health_days``) th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from fleetdesk.server.store.contract import Connection, Row
 from fleetdesk.server.store.dialect import in_chunks
@@ -95,53 +95,56 @@ def first_start(conn: Connection, model_key: int) -> int | None:
     return None if first is None else int(first)
 
 
-def _scopes(keys: Sequence[int] | None) -> Iterator[tuple[str, list[int]]]:
-    """The conditions (and their values) keeping bucket rows to these model keys, one per chunk of keys
-    (see dialect.in_chunks); every current model's when None, which still names models so SQLite seeks
-    per model instead of scanning. Each query below groups by model, so a chunk's rows are whole."""
+def _per_chunk(
+    conn: Connection, sql: str, params: Sequence[int], keys: Sequence[int] | None
+) -> list[Row]:
+    """``sql`` (``{scope}`` where the model condition goes) run for these model keys, one statement per chunk
+    of keys (see dialect.in_chunks); for every current model when None, a condition that still names models
+    so SQLite seeks per model instead of scanning. Each query here groups by model, so a chunk's rows are
+    whole."""
     if keys is None:
-        yield " AND model_key IN (SELECT key FROM models)", []
-        return
-    for marks, chunk in in_chunks(keys):
-        yield f" AND model_key IN ({marks})", list(chunk)
+        return conn.execute(
+            sql.format(scope=" AND model_key IN (SELECT key FROM models)"), params
+        ).fetchall()
+    return [
+        row
+        for marks, chunk in in_chunks(keys)
+        for row in conn.execute(
+            sql.format(scope=f" AND model_key IN ({marks})"), [*params, *chunk]
+        ).fetchall()
+    ]
 
 
 def day_counts(
     conn: Connection, first_day: int, last_day: int, keys: Sequence[int] | None
 ) -> list[Row]:
     """(model_key, good, bad, no_data) summed over the days in [first_day, last_day], per model."""
-    return [
-        row
-        for scope, params in _scopes(keys)
-        for row in conn.execute(
-            f"SELECT model_key, sum(good), sum(bad), sum(no_data) FROM health_days"
-            f" WHERE day >= ? AND day <= ?{scope} GROUP BY model_key",
-            [first_day, last_day, *params],
-        ).fetchall()
-    ]
+    return _per_chunk(
+        conn,
+        "SELECT model_key, sum(good), sum(bad), sum(no_data) FROM health_days"
+        " WHERE day >= ? AND day <= ?{scope} GROUP BY model_key",
+        [first_day, last_day],
+        keys,
+    )
 
 
 def health_counts(conn: Connection, after: int, upto: int, keys: Sequence[int] | None) -> list[Row]:
     """(model_key, health, how many) of the buckets with start in (after, upto], per model and health."""
-    return [
-        row
-        for scope, params in _scopes(keys)
-        for row in conn.execute(
-            f"SELECT model_key, health, count(*) FROM buckets WHERE start > ? AND start <= ?{scope}"
-            " GROUP BY model_key, health",
-            [after, upto, *params],
-        ).fetchall()
-    ]
+    return _per_chunk(
+        conn,
+        "SELECT model_key, health, count(*) FROM buckets WHERE start > ? AND start <= ?{scope}"
+        " GROUP BY model_key, health",
+        [after, upto],
+        keys,
+    )
 
 
 def health_at(conn: Connection, starts: Sequence[int], keys: Sequence[int] | None) -> list[Row]:
     """(model_key, start, health) of the buckets starting at any of ``starts``."""
-    return [
-        row
-        for scope, params in _scopes(keys)
-        for row in conn.execute(
-            f"SELECT model_key, start, health FROM buckets"
-            f" WHERE start IN ({','.join('?' * len(starts))}){scope}",
-            [*starts, *params],
-        ).fetchall()
-    ]
+    marks = ",".join("?" * len(starts))
+    return _per_chunk(
+        conn,
+        f"SELECT model_key, start, health FROM buckets WHERE start IN ({marks}){{scope}}",
+        starts,
+        keys,
+    )
