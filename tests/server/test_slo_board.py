@@ -112,3 +112,106 @@ def test_advanced_counts_equal_a_full_recount(server_factory) -> None:  # noqa: 
             )
         }
     assert days == recounted
+
+
+def _ingest(server, starts_by_model: dict[str, list[datetime]]) -> None:  # noqa: ANN001
+    """Store a bucket per (model, start): every third model's unstable (calibration 2), the rest stable."""
+    import uuid
+
+    import httpx
+
+    buckets = [
+        {
+            "model_id": model_id,
+            "start": start.isoformat(),
+            "weight": 100_000.0,
+            "label_sum": 3_500.0,
+            "prediction_sum": 7_000.0 if index % 3 == 0 else 3_500.0,
+            "cross_entropy_sum": 12_000.0,
+        }
+        for index, (model_id, starts) in enumerate(sorted(starts_by_model.items()))
+        for start in starts
+    ]
+    response = httpx.post(
+        f"{server.url}/v1/metrics",
+        json={"buckets": buckets},
+        headers={
+            "Authorization": f"Bearer {server.admin_token}",
+            "Idempotency-Key": uuid.uuid4().hex,
+        },
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+
+
+def _assert_stored_state_is_a_full_recount(backend) -> None:  # noqa: ANN001
+    import json
+
+    from fleetdesk.server import slo_board
+    from fleetdesk.server.store import buckets
+
+    now = backend.clock.now()
+    with backend.store.read() as conn:
+        stored = {
+            row["id"]: (json.loads(row["slo"]), row["health"], row["attention"])
+            for row in conn.execute("SELECT id, slo, health, attention FROM models")
+        }
+        recount = slo_board.assess(conn, backend.config, backend.registry, backend.model_keys, now)
+        logged, forgotten = buckets.log_position(conn)
+    assert recount, "every model awaits its bucket: the pass judged nobody"
+    for item in recount:
+        slo, health, attention = stored[item.model_id]
+        assert slo == json.loads(item.slo_json), item.model_id
+        assert (health, attention) == (item.health.value, item.attention.value), item.model_id
+    assert logged == forgotten > 0  # the pass counted in every logged bucket and forgot them
+
+
+def test_a_slot_close_counts_in_the_buckets_that_arrived_after_the_last_one(server_factory) -> None:  # noqa: ANN001
+    """How buckets really arrive: each a little after its slot closed, so at every slot close every model
+    has a bucket the held counts lack (and some are late by more). The pass counts them in from the ingest
+    log, and what it stores equals a full recount."""
+    server = server_factory(now=NOW)
+    backend = server.backend
+    models = sorted(backend.registry.models)
+    prompt = set(models[::2])  # the other half come an hour late at 13:00
+    hour = timedelta(hours=1)
+    backend.clock.set(NOW + hour)
+    backend.refresh_if_due()  # the 12:00 slot closed; its buckets are not in yet
+    # In since: 12:00 for every model, and 13:00 (closed at 14:00) for the prompt ones.
+    backend.clock.set(NOW + 2 * hour)
+    _ingest(server, {m: [NOW, NOW + hour] if m in prompt else [NOW] for m in models})
+    backend.refresh_if_due()
+    _assert_stored_state_is_a_full_recount(backend)
+    # A tardy model's 13:00 bucket comes an hour late, beside everyone's 14:00.
+    backend.clock.set(NOW + 3 * hour)
+    _ingest(
+        server,
+        {m: [NOW + 2 * hour] if m in prompt else [NOW + hour, NOW + 2 * hour] for m in models},
+    )
+    backend.refresh_if_due()
+    _assert_stored_state_is_a_full_recount(backend)
+
+
+def test_the_leader_counts_in_what_another_replica_ingested(
+    server_factory,  # noqa: ANN001
+    new_database,  # noqa: ANN001
+    store_kind: str,
+) -> None:
+    if store_kind != "postgresql":
+        pytest.skip("replicas share a PostgreSQL database")
+    database = new_database()
+    leader = server_factory(db_path=database, now=NOW)
+    other = server_factory(db_path=database, now=NOW)
+    assert leader.backend.refresh_if_due(force=True) and not other.backend.refresh_if_due(
+        force=True
+    )
+    models = sorted(leader.backend.registry.models)
+    hour = timedelta(hours=1)
+    for server in (leader, other):
+        server.backend.clock.set(NOW + hour)
+    leader.backend.refresh_if_due()
+    for server in (leader, other):
+        server.backend.clock.set(NOW + 2 * hour)
+    _ingest(other, {m: [NOW, NOW + hour] for m in models})
+    leader.backend.refresh_if_due()
+    _assert_stored_state_is_a_full_recount(leader.backend)

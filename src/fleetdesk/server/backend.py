@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,8 +24,8 @@ from fleetdesk.server.store import (
     FleetConfig,
     SeedProgress,
     Store,
+    buckets,
     idempotency_keys,
-    model_rows,
     registry_log,
 )
 
@@ -52,19 +52,17 @@ class Backend:
     closing: threading.Event = field(default_factory=threading.Event)
     _refreshed_slot: int = -1
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
-    _touched: set[str] = field(default_factory=set)
     _counts: dict[str, slo_board.Counts] | None = None
     _counts_windows: slo_board.Windows | None = None
     _latest: dict[str, Health] = field(default_factory=dict)
-    _marks: dict[str, tuple[Any, ...]] | None = None
-    """Each model's ingest mark when our counts were taken (shared stores only, see refresh_if_due)."""
+    _logged: int = 0
+    """How far the ingest log was when our counts were taken: the buckets logged after it are not in them."""
     seeded: bool = False
     """True when this open created the database from a fleet (False: an existing one was reused)."""
     evaluated_at: datetime | None = None
     leading: bool = False
     """This process closed slots at its last chance to (always, on a store only it serves)."""
     """When every model's SLO state was last brought up to date (stored states may be older but still hold)."""
-    _touched_lock: threading.Lock = field(default_factory=threading.Lock)
     storage: StorageWatch | None = None
     """Whether the database's disk takes writes (None: not watched)."""
     registry_version: int = 0
@@ -163,7 +161,6 @@ class Backend:
             self.model_keys = self.store.model_keys()
             # Counts are per model: a created or retired model makes the held ones the wrong set.
             self._counts = None
-            self._marks = None
 
     def sync_registry(self) -> None:
         """Follow a registry change another replica committed (cheap when none did: one flag)."""
@@ -188,39 +185,31 @@ class Backend:
             if slot == self._refreshed_slot and not force:
                 return False
             windows = slo_board.windows_at(now=now, config=self.config)
-            with self._touched_lock:
-                stale = set(self._touched)  # ingested since our counts were taken: recount those
-                self._touched.clear()
-            held, held_at, held_latest = self._counts, self._counts_windows, self._latest
-            # The counting runs on a read snapshot so actions are not held up; models a
-            # concurrent ingest touched keep the newer state it stored.
+            held, held_at, held_latest, held_seq = (
+                self._counts,
+                self._counts_windows,
+                self._latest,
+                self._logged,
+            )
+            # The counting runs on a read snapshot so actions are not held up.
             with self.store.read() as conn:
-                # On a shared store another replica's ingests are not in our touched set: a model whose
-                # ingest mark moved since our counts were taken is recounted too. (A mark misses only an
-                # all-zero bucket backfilled behind the newest: no data, which counts as none.)
-                counted = model_rows.ingest_marks(conn) if self.store.shared else {}
-                held_marks = self._marks
-                if held_marks is not None:
-                    stale |= {m for m, mark in counted.items() if held_marks.get(m) != mark}
+                logged, forgotten = buckets.log_position(conn)
                 advancing = (
                     held is not None
                     and held_at is not None
                     and not force
-                    and (held_marks is not None or not self.store.shared)
+                    # Nothing stored since our counts were taken has been dropped from the log (by another
+                    # replica's pass, while it led).
+                    and forgotten <= held_seq
                     and 0 <= windows.now_s - held_at.now_s <= MAX_ADVANCE_SLOTS * windows.step
                 )
                 if advancing:
                     assert held is not None and held_at is not None
-                    counts = {
-                        m: {span: list(v) for span, v in c.items()}
-                        for m, c in held.items()
-                        if m not in stale
-                    }
+                    counts = {m: {span: list(v) for span, v in c.items()} for m, c in held.items()}
+                    slo_board.add_arrivals(
+                        counts, self.model_keys, held_at, buckets.logged_since(conn, held_seq)
+                    )
                     slo_board.advance_counts(conn, self.model_keys, counts, held_at, windows)
-                    if stale:
-                        counts.update(
-                            slo_board.scan_counts(conn, self.model_keys, windows, sorted(stale))
-                        )
                 else:
                     counts = slo_board.scan_counts(conn, self.model_keys, windows)
                 latest, waiting = slo_board.latest_state(
@@ -234,52 +223,29 @@ class Backend:
                 m
                 for m in self.model_keys
                 if m not in waiting
-                and (
-                    m in stale
-                    or m not in before
-                    or counts[m] != before[m]
-                    or latest[m] != held_latest.get(m)
-                )
+                and (m not in before or counts[m] != before[m] or latest[m] != held_latest.get(m))
             ]
             assessments = slo_board.assess_from(
                 self.config, self.registry, now, windows, counts, latest, scope
             )
             with self.write() as conn:
-                # A model ingested since the snapshot (here, or on another replica) keeps the newer state
-                # that ingest stored.
-                moved = (
-                    {
-                        m
-                        for m, mark in model_rows.ingest_marks(conn).items()
-                        if counted.get(m) != mark
-                    }
-                    if self.store.shared
-                    else set()
-                )
-                with self._touched_lock:
-                    fresh = [
-                        a
-                        for a in assessments
-                        if a.model_id not in self._touched and a.model_id not in moved
-                    ]
+                # A model whose bucket was stored after the snapshot (here, or on another replica) keeps the
+                # newer state that ingest stored; the next pass counts the bucket in.
+                later = {row[0] for row in buckets.logged_since(conn, logged)}
+                fresh = [a for a in assessments if self.model_keys[a.model_id] not in later]
                 slo_board.apply(conn, self.registry, fresh, now, self.config.bucket_seconds)
+                buckets.forget_logged(conn, logged)
             self._counts, self._counts_windows, self._latest = counts, windows, latest
-            self._marks = counted if self.store.shared else None
+            self._logged = logged
             self.evaluated_at = now
             self._refreshed_slot = slot
             return True
-
-    def touched(self, model_ids: Iterable[str]) -> None:
-        """Note models whose buckets an ingest just changed (call inside its write transaction)."""
-        with self._touched_lock:
-            self._touched.update(model_ids)
 
     def mark_refreshed(self, now: datetime) -> None:
         """Record that derived state was recomputed at ``now`` by someone else (the clock route)."""
         self._refreshed_slot = slo_board.slot_index(now, self.config)
         self.evaluated_at = now
         self._counts = None  # stored states are now newer than our counts: recount next time
-        self._marks = None
 
     def begin_shutdown(self) -> None:
         """End event streams so the server can stop promptly."""

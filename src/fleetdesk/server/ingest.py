@@ -150,7 +150,6 @@ def ingest(
     slo_board.refresh(
         conn, backend.config, backend.registry, backend.model_keys, now, newest.keys()
     )
-    backend.touched(newest.keys())
     incident_ids = sorted(set(model_rows.open_incident_ids(conn, unstable).values()))
     return IngestResult(
         accepted=len(fresh), unchanged=unchanged, unstable=unstable, incident_ids=incident_ids

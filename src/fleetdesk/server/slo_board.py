@@ -4,9 +4,10 @@ Requests never recompute SLOs from raw sums: bucket health is scored once at
 ingest, and this module turns bucket health into per-model window counts and
 SLO state. A full recount reads per-day health counts for the whole days in
 each window and only the buckets of its two partial days: at start-up, and
-for the models an ingest touched. When a slice closes, the backend instead
-advances the counts it holds: each window gains the slice that entered and
-loses the one that left, a few point lookups per model.
+for the models an ingest stores buckets of (which it judges then). When a slice
+closes, the backend instead advances the counts it holds: each window gains the
+buckets stored since (the ingest log, see add_arrivals) and the slice that
+entered, and loses the one that left, a few point lookups per model.
 Transitions open, join or resolve incidents and emit ``slo.changed``.
 
 A bucket is reported a little after its slot closes. Judged in between, a model
@@ -21,7 +22,7 @@ missing for a whole slot more is a gap, judged as no data.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -187,6 +188,23 @@ def scan_counts(
             for key, health, count in edge_counts[after, upto]:
                 result[id_by_key[key]][span][health] += count
     return result
+
+
+def add_arrivals(
+    counts: dict[str, Counts], keys_by_id: dict[str, int], windows: Windows, arrived: Iterable[Row]
+) -> None:
+    """Count buckets stored since ``counts`` were taken at ``windows`` (model_key, start, health each) into
+    every window that holds them: a bucket is never replaced, so one stored is one more slice. One starting
+    after the windows' latest slot is left to ``advance_counts``, which reads the slots that enter."""
+    id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
+    high = windows.now_s - windows.step
+    for key, start, health in arrived:
+        model_counts = counts.get(id_by_key.get(key, ""))
+        if model_counts is None or start > high:
+            continue
+        for span in windows.spans:
+            if start > windows.since(span):
+                model_counts[span][health] += 1
 
 
 def advance_counts(

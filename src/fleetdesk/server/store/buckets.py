@@ -14,9 +14,40 @@ _SUMS = ", ".join(SUM_COLUMNS)
 
 
 def insert(conn: Connection, rows: list[tuple]) -> None:
-    """New model buckets (model_key, start, sums…, health), counted into their days' health."""
+    """New model buckets (model_key, start, sums…, health), counted into their days' health and logged for
+    the SLO pass (``ingest_log``)."""
     conn.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO ingest_log (model_key, start, health) VALUES (?, ?, ?)",
+        [(row[0], row[1], row[-1]) for row in rows],
+    )
     count_days(conn, rows)
+
+
+def log_position(conn: Connection) -> tuple[int, int]:
+    """(the newest logged bucket's sequence number, how far the log has been forgotten): both 0 at first."""
+    newest = conn.execute("SELECT max(seq) FROM ingest_log").fetchone()[0]
+    forgotten = int(
+        conn.execute("SELECT value FROM meta WHERE key = 'ingest_log_forgotten'").fetchone()[0]
+    )
+    return max(int(newest or 0), forgotten), forgotten
+
+
+def logged_since(conn: Connection, seq: int) -> list[Row]:
+    """(model_key, start, health) of each bucket logged after ``seq``."""
+    return conn.execute(
+        "SELECT model_key, start, health FROM ingest_log WHERE seq > ? ORDER BY seq", (seq,)
+    ).fetchall()
+
+
+def forget_logged(conn: Connection, upto: int) -> None:
+    """Drop the log up to ``upto`` (counted in by the SLO pass), noting how far (never less far than before:
+    a former leader's late pass must not make forgotten buckets look still logged)."""
+    conn.execute("DELETE FROM ingest_log WHERE seq <= ?", (upto,))
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = 'ingest_log_forgotten' AND CAST(value AS BIGINT) < ?",
+        (str(upto), upto),
+    )
 
 
 def insert_tasks(conn: Connection, rows: Iterable[Sequence]) -> None:

@@ -158,14 +158,6 @@ def worst(conn: Connection, limit: int) -> list[Row]:
     ).fetchall()
 
 
-def ingest_marks(conn: Connection) -> dict[str, tuple[Any, Any]]:
-    """Per model, a mark that moves with every ingest: its newest bucket's start and its running weight."""
-    return {
-        row[0]: (row[1], row[2])
-        for row in conn.execute("SELECT id, last_bucket_start, total_weight FROM models")
-    }
-
-
 def totals(conn: Connection, model_id: str) -> Row:
     """The model's running totals: total_weight, total_label_sum, total_prediction_sum, total_cross_entropy_sum."""
     row: Row = conn.execute(

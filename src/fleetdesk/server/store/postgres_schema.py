@@ -302,6 +302,18 @@ DROP INDEX models_health_tier;
 DROP INDEX models_attention;
 """
 
+_SCHEMA_V11 = """
+-- See SQLite's version 11: the buckets ingest stored since the SLO pass last counted them in. Writes take
+-- one lock (postgres.WRITE_LOCK), so the identity's order is the commit order.
+CREATE TABLE ingest_log (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    model_key INTEGER NOT NULL,
+    start BIGINT NOT NULL,
+    health INTEGER NOT NULL
+);
+INSERT INTO meta VALUES ('ingest_log_forgotten', '0');
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "the schema as of SQLite version 6", _SCHEMA_V6),
     # SQLite's 7 seals the audit log against blob I/O, which PostgreSQL does not have: the same number
@@ -318,5 +330,6 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "the fleet summary's counts kept beside the models by triggers (SQLite's 10)",
         _SCHEMA_V10,
     ),
+    (11, "a log of the buckets ingest stores (SQLite's 11)", _SCHEMA_V11),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""

@@ -335,6 +335,22 @@ DROP INDEX models_health_tier;
 DROP INDEX models_attention;
 """
 
+_SCHEMA_V11 = """
+-- Every bucket an ingest stores, in commit order, for the SLO pass (see slo_board.add_arrivals): the leader
+-- counts each one stored since its counts were taken into them, since a bucket is never replaced, instead of
+-- counting again every model that ingested. When every model's bucket arrives a little after its slot
+-- closes, that was every model at every slot close. The pass deletes what it has counted in, and notes how
+-- far in meta, so that a replica whose counts predate a deletion counts again. AUTOINCREMENT: a sequence
+-- number is never reused once the log has been emptied.
+CREATE TABLE ingest_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    model_key INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    health INTEGER NOT NULL
+);
+INSERT INTO meta VALUES ('ingest_log_forgotten', '0');
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -354,6 +370,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (9, "a multi-task model's buckets and totals per task", _SCHEMA_V9),
     (10, "the fleet summary's counts kept beside the models by triggers", _SCHEMA_V10),
+    (
+        11,
+        "a log of the buckets ingest stores, so a slot close counts in only what arrived",
+        _SCHEMA_V11,
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
