@@ -302,8 +302,10 @@ class PostgresStore(Store):
 
     def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
         counted = super().seed(fleet, progress)
-        # Planner statistics now, not whenever autovacuum gets to millions of COPYed rows.
-        self.connection().execute("ANALYZE")
+        # Planner statistics now, not whenever autovacuum gets to millions of COPYed rows; and the visibility
+        # map, without which the SLO passes' index-only scans of the buckets read the heap row by row (a
+        # full recount at 10,000 models: 2.2 s before, 1.7 s after, for 1.9 s here).
+        self.connection().execute("VACUUM ANALYZE")
         return counted
 
     # --- schema -----------------------------------------------------------
