@@ -57,6 +57,10 @@ SUMMARY_ROUNDS = 40
 INGEST_BATCH = 5_000
 SUMMARY_P50_BUDGET_MS = 100.0
 SLO_BUDGET_S = 2.0
+# Issue 19's budgets at 50,000 models, where they differ from those up to 10,000.
+RECOUNT_BUDGET_LARGE_S = 5.0
+SUMMARY_P50_BUDGET_LARGE_MS = 50.0
+SEED_BUDGET_LARGE_S = 60.0  # PostgreSQL, through COPY
 CLIENTS = 50
 OPEN_LOOP_SECONDS = 8.0  # each client sends one action per second: ~400 actions
 CLOSED_LOOP_ACTIONS = 6  # per client
@@ -75,7 +79,11 @@ def _action_budget(store: str, size: int) -> float | None:
     """PostgreSQL's action latency is recorded beside SQLite's but not held to the budget yet (issue 19:
     p99 158 ms at 1,000 models with connections opened ahead, p50 8 ms: a tail not yet explained), so
     that CI shows it without failing on a known gap. Every other figure has its budget."""
-    return at_scale(size, ACTION_P99_BUDGET_MS) if store == "sqlite" else None
+    return (
+        at_scale(size, ACTION_P99_BUDGET_MS, large=ACTION_P99_BUDGET_MS)
+        if store == "sqlite"
+        else None
+    )
 
 
 @dataclass(frozen=True)
@@ -180,6 +188,7 @@ def test_fleet_summary_and_slo_refresh(
         f"seed {size:,} models ({fleet.buckets:,} buckets){on}",
         fleet.seconds,
         "s",
+        budget=at_scale(size, None, large=SEED_BUDGET_LARGE_S if store == "postgresql" else None),
     )
     server = start_embedded(str(fleet.fleet), _copy(fleet, tmp_path, request), now=NOW)
     try:
@@ -191,9 +200,12 @@ def test_fleet_summary_and_slo_refresh(
         began = time.perf_counter()
         assert backend.refresh_if_due()
         hourly = time.perf_counter() - began
-        budget = at_scale(size, SLO_BUDGET_S)
+        budget = at_scale(size, SLO_BUDGET_S, large=SLO_BUDGET_S)
         figures.record(
-            f"SLO full recount, {size:,} models × 28 d hourly{on}", full, "s", budget=budget
+            f"SLO full recount, {size:,} models × 28 d hourly{on}",
+            full,
+            "s",
+            budget=at_scale(size, SLO_BUDGET_S, large=RECOUNT_BUDGET_LARGE_S),
         )
         figures.record(f"SLO hourly slot close, {size:,} models{on}", hourly, "s", budget=budget)
         # As buckets really come: each after its slot closed, so the next close finds one bucket per model
@@ -228,7 +240,7 @@ def test_fleet_summary_and_slo_refresh(
             f"fleet summary p50, {size:,} models{on}",
             statistics.median(summary),
             "ms",
-            budget=at_scale(size, SUMMARY_P50_BUDGET_MS),
+            budget=at_scale(size, SUMMARY_P50_BUDGET_MS, large=SUMMARY_P50_BUDGET_LARGE_MS),
             reference=healthz,
             reference_name="/healthz p50",
         )

@@ -26,7 +26,8 @@ SCALES = [
     int(size) for size in os.environ.get("FLEETDESK_BENCH_SCALES", "1000,10000").split(",") if size
 ]
 BUDGETED_UP_TO = 10_000
-"""The issue's budgets are for fleets of up to 10,000 models; larger (opt-in) sizes are recorded only."""
+"""The budgets that hold in CI are for fleets of up to 10,000 models; a larger (opt-in) size is held to the
+budget issue 19 sets at 50,000 models where it sets one, and recorded only otherwise."""
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -39,9 +40,10 @@ def _compiled_fleetdesk() -> None:
     compileall.compile_dir(Path(fleetdesk.__file__).parent, quiet=1)
 
 
-def at_scale(size: int, budget: float) -> float | None:
-    """``budget`` for a fleet of ``size`` models in a scaling run: None (recorded only) past BUDGETED_UP_TO."""
-    return budget if size <= BUDGETED_UP_TO else None
+def at_scale(size: int, budget: float | None, large: float | None = None) -> float | None:
+    """The budget for a fleet of ``size`` models in a scaling run: ``budget`` up to BUDGETED_UP_TO, past it
+    ``large`` (issue 19's budget at 50,000 models; None: recorded only)."""
+    return budget if size <= BUDGETED_UP_TO else large
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fleetdesk.fleets import load_fleet
-from fleetdesk.server.store import SCHEMA_VERSION, Store, registry_log
+from fleetdesk.server.store import SCHEMA_VERSION, Store, model_rows, registry_log
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 FEED_TYPE = "ig_feed_late-stage_mtml"
@@ -27,7 +27,20 @@ def as_before_version_8(store: Store) -> None:
     """The database as fleetdesk left it at schema version 7, with one type record in its fleet config
     (the tables of 8 and of every later migration dropped: migrating again creates them)."""
     with store.write() as conn:
+        # 10's counting triggers, and the indexes it replaced.
+        if conn.dialect.postgres:
+            conn.execute("DROP TRIGGER model_counts_insert_delete ON models")
+            conn.execute("DROP TRIGGER model_counts_update ON models")
+            conn.execute("DROP FUNCTION model_counts_follow()")
+        else:
+            for trigger in ("insert", "delete", "update"):
+                conn.execute(f"DROP TRIGGER model_counts_{trigger}")
+        conn.execute("CREATE INDEX models_health_tier ON models (health, tier)")
+        conn.execute("CREATE INDEX models_attention ON models (attention)")
+        conn.execute("DELETE FROM meta WHERE key = 'ingest_log_forgotten'")  # 11's
         for table in (
+            "ingest_log",
+            "model_counts",
             "task_totals",
             "task_buckets",
             "type_versions",
@@ -59,7 +72,7 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
     store.close()
 
     store = Store(where)
-    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 9
+    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 11
     with store.read() as conn:
         seeded = registry_log.latest_version(conn)
         assert seeded is not None and seeded.version == 0 and seeded.at == fleet.timeline.end
@@ -67,6 +80,8 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
         assert list(registry_log.types_at(conn, 0)) == [FEED_TYPE]
         earlier = registry_log.version_at(conn, datetime(2020, 1, 1, tzinfo=UTC))
         assert earlier is not None and earlier.version == 0  # before any change: as seeded
+        # 10 counted the models already there for the fleet summary.
+        assert sum(row[3] for row in model_rows.counts(conn)) == len(fleet.registry.models)
     store.close()
 
 

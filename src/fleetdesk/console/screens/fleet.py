@@ -156,18 +156,29 @@ class FleetScreen(ConsoleScreen):
         client = self.console.client
         rows: list[FleetRow] = []
         first_load = not self._loaded
+        ahead: asyncio.Task[ModelPage] | None = None
         try:
             while True:
-                limit = FIRST_PAGE if first_load and not rows else PAGE_SIZE
                 if self._first_page is not None:
                     asked, self._first_page = self._first_page, None
                     page = await asked
+                elif ahead is not None:
+                    page, ahead = await ahead, None
                 else:
-                    page = await client.list_models(page=PageRequest(offset=len(rows), limit=limit))
+                    limit = FIRST_PAGE if first_load else PAGE_SIZE
+                    page = await client.list_models(page=PageRequest(limit=limit))
+                after = len(rows) + len(page.items)
+                more = bool(page.items) and after < page.total
+                if more:
+                    # Asked for before this page becomes rows (and, the first time, is painted): a server of
+                    # its own builds the next page meanwhile (a fifth of a 50,000-model load).
+                    ahead = asyncio.create_task(
+                        client.list_models(page=PageRequest(offset=after, limit=PAGE_SIZE))
+                    )
                 rows.extend(
                     map(FleetRow.of, page.items)
                 )  # page by page: no 10,000 ModelSummary held at once
-                if not page.items or len(rows) >= page.total:
+                if not more:
                     break
                 if first_load and len(rows) == len(page.items):
                     self.post_message(self.Fetched(list(rows), page.total, complete=False))
@@ -177,6 +188,8 @@ class FleetScreen(ConsoleScreen):
             self.console.read_failed()
             raise
         finally:
+            if ahead is not None:  # a newer poll replaced this one, or a page failed
+                ahead.cancel()
             self._schedule_next_poll()
         self.post_message(self.Fetched(rows, len(rows)))
 
