@@ -31,6 +31,7 @@ async def _listed(client: FleetdeskClient) -> tuple[Counter[tuple[str, str]], Co
             by_attention[item.attention.value] += 1
         offset += len(page.items)
         if not page.items or offset >= page.total:
+            assert offset == page.total  # the listing's total is the same count
             return by_health_tier, by_attention
 
 

@@ -16,10 +16,13 @@ def page(
     order: str,
     offset: int,
     limit: int,
+    total: int | None = None,
 ) -> tuple[int, list[Row]]:
-    """(rows matching every ``where`` condition, the ``limit`` of them from ``offset`` in ``order``)."""
+    """(rows matching every ``where`` condition, the ``limit`` of them from ``offset`` in ``order``); the
+    count is taken unless the caller knows it (``total``)."""
     clause = f"WHERE {' AND '.join(where)}" if where else ""
-    total = int(conn.execute(f"SELECT count(*) FROM {table} {clause}", params).fetchone()[0])
+    if total is None:
+        total = int(conn.execute(f"SELECT count(*) FROM {table} {clause}", params).fetchone()[0])
     rows = conn.execute(
         f"SELECT {columns} FROM {table} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
         (*params, limit, offset),
