@@ -31,7 +31,7 @@ import pytest
 from pydantic import SecretStr
 from terminal import BARE_APP, Terminal, terminal_env
 
-from conftest import SCALES, at_scale
+from conftest import SCALES, at_scale, disk_quiet
 from fleetdesk.client import FleetdeskClient, PageRequest
 from fleetdesk.console.fleet_filter import matches, split
 from fleetdesk.console.widgets.fleet.row import FleetRow
@@ -145,6 +145,7 @@ def generated_fleet(
                 encoding="utf-8",
             )
             servers[size] = start_embedded(str(fleet), folder / "fleetdesk.sqlite", now=NOW)
+            disk_quiet()  # the seed written out before anything is measured
         return servers[size]
 
     yield serve

@@ -43,7 +43,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import SCALES, at_scale
+from conftest import SCALES, at_scale, disk_quiet
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
@@ -148,27 +148,8 @@ def _copy(seeded: Seeded, tmp_path: Path, request: pytest.FixtureRequest) -> Pat
     # cluster's checkpointer wrote them out during a CI run's SQLite measurement: p99 673 ms, 25 ms
     # alone); either writeback would stall every fsync of the actions measured next.
     request.getfixturevalue("postgres").settle()  # CHECKPOINT, then sync the whole disk
-    _disk_quiet()
+    disk_quiet()
     return db
-
-
-def _disk_quiet(seconds: float = 1.0, limit: float = 60.0) -> None:
-    """Wait until the disks have written nothing for ``seconds``: on a virtual machine the host may still
-    be writing back what sync() handed it, and that stalled the fsyncs measured next (a run's SQLite
-    p99 was 95 ms in a sequence of runs and 25 ms alone)."""
-
-    def written() -> int:
-        with open("/proc/diskstats", encoding="ascii") as stats:
-            return sum(int(fields[9]) for fields in (line.split() for line in stats))
-
-    deadline = time.monotonic() + limit
-    before = written()
-    while time.monotonic() < deadline:
-        time.sleep(seconds)
-        now = written()
-        if now == before:
-            return
-        before = now
 
 
 @pytest.mark.timeout(1800)
