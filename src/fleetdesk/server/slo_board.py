@@ -28,7 +28,14 @@ from datetime import datetime, timedelta
 
 from fleetdesk.domain.attention import Attention, attention_for
 from fleetdesk.domain.registry import Registry, Tier
-from fleetdesk.domain.slo import Severity, SliceCounts, burn_rate, status_from_counts
+from fleetdesk.domain.slo import (
+    Severity,
+    SliceCounts,
+    SloPolicy,
+    SloStatus,
+    burn_rate,
+    status_from_counts,
+)
 from fleetdesk.domain.stability import Health
 from fleetdesk.server import incidents
 from fleetdesk.server.events import append_event
@@ -283,32 +290,20 @@ def assess_from(
 ) -> list[Assessment]:
     """Each model judged by its tier's SLO: its objective, and its rules paging or ticketing (domain.policy)."""
     by_tier = {tier: config.policy.slo_for(tier, config.slo) for tier in Tier}
+    # Models of one tier with the same window counts get the same status (most healthy models: every slice
+    # of every window good), so each distinct one is built and serialized once per pass.
+    statuses: dict[
+        tuple[Tier, tuple[tuple[int, ...], ...]], tuple[SloStatus, str, float | None]
+    ] = {}
     assessments = []
     for model_id in model_ids:
         model = registry.models[model_id]
-        policy = by_tier[model.tier]
-        rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
         model_counts = counts[model_id]
-        full = model_counts[windows.span_of[policy.window]]
-        status = status_from_counts(
-            SliceCounts(good=full[0], bad=full[1], no_data=full[2]),
-            {
-                w: burn_rate(
-                    SliceCounts(
-                        good=model_counts[windows.span_of[w]][0],
-                        bad=model_counts[windows.span_of[w]][1],
-                    ),
-                    policy.objective,
-                )
-                for w in rule_windows
-            },
-            now,
-            policy,
-        )
-        rates = {item.window: item.rate for item in status.burn_rates}
-        long_rates = [
-            rate for rule in policy.rules if (rate := rates.get(rule.long_window)) is not None
-        ]
+        key = (model.tier, tuple(map(tuple, model_counts.values())))
+        found = statuses.get(key)
+        if found is None:
+            found = statuses[key] = _status(by_tier[model.tier], windows, model_counts, now)
+        status, slo_json, max_burn_rate = found
         health = latest[model_id]
         assessments.append(
             Assessment(
@@ -317,12 +312,40 @@ def assess_from(
                 attention=attention_for(health, {alert.severity for alert in status.alerts}),
                 alerts=[alert.rule for alert in status.alerts],
                 budget_remaining=status.budget_remaining,
-                max_burn_rate=max(long_rates) if long_rates else None,
-                slo_json=status.model_dump_json(),
+                max_burn_rate=max_burn_rate,
+                slo_json=slo_json,
                 reason=config.policy.verdict(model, status).reason,
             )
         )
     return assessments
+
+
+def _status(
+    policy: SloPolicy, windows: Windows, model_counts: Counts, now: datetime
+) -> tuple[SloStatus, str, float | None]:
+    """A model's SLO status from its window counts, as JSON too, and its worst long-window burn rate."""
+    rule_windows = {w for rule in policy.rules for w in (rule.long_window, rule.short_window)}
+    full = model_counts[windows.span_of[policy.window]]
+    status = status_from_counts(
+        SliceCounts(good=full[0], bad=full[1], no_data=full[2]),
+        {
+            w: burn_rate(
+                SliceCounts(
+                    good=model_counts[windows.span_of[w]][0],
+                    bad=model_counts[windows.span_of[w]][1],
+                ),
+                policy.objective,
+            )
+            for w in rule_windows
+        },
+        now,
+        policy,
+    )
+    rates = {item.window: item.rate for item in status.burn_rates}
+    long_rates = [
+        rate for rule in policy.rules if (rate := rates.get(rule.long_window)) is not None
+    ]
+    return status, status.model_dump_json(), max(long_rates) if long_rates else None
 
 
 def apply(
