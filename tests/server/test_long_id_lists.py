@@ -1,7 +1,8 @@
 """Every query that binds a list the fleet's size bounds takes a list of any length: SQLite refuses a statement
-with more than 32,766 bound values and PostgreSQL one with more than 65,535, and a shared-cause group, an ingest
-or an SLO pass at 50,000 models binds that many ids. Each list here is the small fleet's ids (or keys) and
-70,000 that match nothing; every answer must be the one the fleet's own ids alone give."""
+with more bound values than its build allows (32,766 by default, 250,000 in Debian's) and PostgreSQL one with
+more than 65,535, and a shared-cause group, an ingest or an SLO pass at 50,000 models binds that many ids. Each
+list here is the small fleet's ids (or keys) and 260,000 that match nothing; every answer must be the one the
+fleet's own ids alone give."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fleetdesk.server.clock import Clock
 from fleetdesk.server.store import buckets, incident_rows, model_rows
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-ABSENT = 70_000
+ABSENT = 260_000
 
 
 def _rows(rows: list) -> list[tuple]:  # type: ignore[type-arg]

@@ -12,8 +12,9 @@ from typing import TypeVar
 _Value = TypeVar("_Value")
 
 IN_CHUNK = 500
-"""Values bound in one ``IN (…)``: well under either store's limit on bound values (SQLite 32,766,
-PostgreSQL 65,535), which a shared-cause group, an ingest or an SLO pass at 50,000 models can pass."""
+"""Values bound in one ``IN (…)``: well under either store's limit on bound values (SQLite's build sets its
+own, 32,766 by default; PostgreSQL 65,535), which a shared-cause group, an ingest or an SLO pass at 50,000
+models can pass."""
 
 
 def in_chunks(values: Sequence[_Value]) -> Iterator[tuple[str, Sequence[_Value]]]:
