@@ -89,9 +89,6 @@ class Store:
     """The location in plain words for messages (never a password)."""
     local_file: Path | None = None
     """The database file on this machine, when it is one (its disk is then watched for space)."""
-    shared: bool = False
-    """Several server processes (replicas) may write this database at once: a process cannot know every
-    change from its own writes."""
 
     # --- connections and transactions ------------------------------------
 

@@ -144,7 +144,6 @@ class PostgresStore(Store):
         self._write_lock = threading.Lock()
         self._connections: list[PgConnection] = []
         self._connections_lock = threading.Lock()
-        self.shared = True
         self._leader: PgConnection | None = None
         self._leader_lock = threading.Lock()
         self._listening = threading.Event()  # set: the listener should keep going
