@@ -22,6 +22,7 @@ missing for a whole slot more is a gap, judged as no data.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -295,6 +296,8 @@ def assess_from(
     statuses: dict[
         tuple[Tier, tuple[tuple[int, ...], ...]], tuple[SloStatus, str, float | None]
     ] = {}
+    # The verdict's reason depends on the status, the tier and the owner team's time zone only.
+    reasons: dict[tuple[Tier, tuple[tuple[int, ...], ...], str], str] = {}
     assessments = []
     for model_id in model_ids:
         model = registry.models[model_id]
@@ -304,6 +307,10 @@ def assess_from(
         if found is None:
             found = statuses[key] = _status(by_tier[model.tier], windows, model_counts, now)
         status, slo_json, max_burn_rate = found
+        reason_key = (*key, model.owner_team)
+        reason = reasons.get(reason_key)
+        if reason is None:
+            reason = reasons[reason_key] = config.policy.verdict(model, status).reason
         health = latest[model_id]
         assessments.append(
             Assessment(
@@ -314,7 +321,7 @@ def assess_from(
                 budget_remaining=status.budget_remaining,
                 max_burn_rate=max_burn_rate,
                 slo_json=slo_json,
-                reason=config.policy.verdict(model, status).reason,
+                reason=reason,
             )
         )
     return assessments
@@ -348,6 +355,27 @@ def _status(
     return status, status.model_dump_json(), max(long_rates) if long_rates else None
 
 
+_MOMENT = re.compile(r'"evaluated_at":"[^"]*"')
+"""The one field of a stored SLO status that moves with the clock alone."""
+
+
+def _unchanged(stored: Row, item: Assessment, timeless: dict[str, str]) -> bool:
+    """The model's stored judgement is the assessment's, but for the moment it was evaluated at.
+    ``timeless`` keeps each fresh status without its moment (most models share a few)."""
+    fresh = timeless.get(item.slo_json)
+    if fresh is None:
+        fresh = timeless[item.slo_json] = _MOMENT.sub("", item.slo_json)
+    return (
+        stored["health"] == item.health.value
+        and stored["attention"] == item.attention.value
+        and stored["budget_remaining"] == item.budget_remaining
+        and stored["max_burn_rate"] == item.max_burn_rate
+        and json.loads(stored["alerts"]) == item.alerts
+        and stored["slo"] is not None
+        and _MOMENT.sub("", stored["slo"]) == fresh
+    )
+
+
 def apply(
     conn: Connection,
     registry: Registry,
@@ -358,10 +386,17 @@ def apply(
     """Store assessments (write transaction); transitions emit events and open, join or resolve incidents."""
     if not assessments:
         return 0
-    previous = model_rows.states(conn, [a.model_id for a in assessments])
+    previous = model_rows.judgements(conn, [a.model_id for a in assessments])
     updates = []
     transitions: list[tuple[Assessment, Row]] = []
+    timeless: dict[str, str] = {}
     for item in assessments:
+        before = previous[item.model_id]
+        if _unchanged(before, item, timeless):
+            # Not written again: a full recount (at start-up, for a new leader, after a registry change) finds
+            # most of the fleet as it was, and rewriting a row costs more than judging it (on PostgreSQL a new
+            # row version and an entry in each index). Its stored status holds now: views._current.
+            continue
         updates.append(
             (
                 item.health.value,
@@ -374,7 +409,6 @@ def apply(
                 item.model_id,
             )
         )
-        before = previous[item.model_id]
         if (before["health"], before["attention"], json.loads(before["alerts"])) != (
             item.health.value,
             item.attention.value,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from fleetdesk.server.store.contract import Connection, Row
-from fleetdesk.server.store.dialect import in_chunks
 from fleetdesk.server.store.seeding import add_task_totals, count_days
 
 SUM_COLUMNS = ("weight", "label_sum", "prediction_sum", "cross_entropy_sum")
@@ -130,7 +129,7 @@ def _per_chunk(
     conn: Connection, sql: str, params: Sequence[int], keys: Sequence[int] | None
 ) -> list[Row]:
     """``sql`` (``{scope}`` where the model condition goes) run for these model keys, one statement per chunk
-    of keys (see dialect.in_chunks); for every current model when None, a condition that still names models
+    of keys (see Dialect.one_of); for every current model when None, a condition that still names models
     so SQLite seeks per model instead of scanning. Each query here groups by model, so a chunk's rows are
     whole."""
     if keys is None:
@@ -139,9 +138,9 @@ def _per_chunk(
         ).fetchall()
     return [
         row
-        for marks, chunk in in_chunks(keys)
+        for condition, values in conn.dialect.one_of("model_key", keys)
         for row in conn.execute(
-            sql.format(scope=f" AND model_key IN ({marks})"), [*params, *chunk]
+            sql.format(scope=f" AND {condition}"), [*params, *values]
         ).fetchall()
     ]
 

@@ -7,22 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
-
-_Value = TypeVar("_Value")
+from typing import Any
 
 IN_CHUNK = 500
-"""Values bound in one ``IN (…)``: well under either store's limit on bound values (SQLite's build sets its
-own, 32,766 by default; PostgreSQL 65,535), which a shared-cause group, an ingest or an SLO pass at 50,000
-models can pass."""
-
-
-def in_chunks(values: Sequence[_Value]) -> Iterator[tuple[str, Sequence[_Value]]]:
-    """(``?`` placeholders, values) for each chunk of ``values``: every ``IN (…)`` of a list the fleet's
-    size bounds goes through this, one statement per chunk."""
-    for start in range(0, len(values), IN_CHUNK):
-        chunk = values[start : start + IN_CHUNK]
-        yield ",".join("?" * len(chunk)), chunk
+"""Values bound in one SQLite ``IN (…)``: well under its limit on bound values (set by its build, 32,766 by
+default), which a shared-cause group, an ingest or an SLO pass at 50,000 models can pass."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +21,21 @@ class Dialect:
     @property
     def postgres(self) -> bool:
         return self.name == "postgresql"
+
+    def one_of(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """(condition, its bound values) for "``column`` is one of ``values``", one statement each: every list
+        the fleet's size bounds goes through this. PostgreSQL binds the whole list as one array (one statement,
+        one value: its limit of 65,535 values never comes near, and its driver does not parse a statement of
+        500 placeholders per chunk); SQLite, which has no arrays, gets chunks of ``IN (?, …)``. None for no
+        values."""
+        if not values:
+            return
+        if self.postgres:
+            yield f"{column} = ANY(?)", [list(values)]
+            return
+        for start in range(0, len(values), IN_CHUNK):
+            chunk = values[start : start + IN_CHUNK]
+            yield f"{column} IN ({','.join('?' * len(chunk))})", list(chunk)
 
     def json_array(self, *columns: str) -> str:
         """A JSON array of these columns, as text."""

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from fleetdesk.server.store import listing
 from fleetdesk.server.store.contract import Connection, Row
-from fleetdesk.server.store.dialect import in_chunks
 
 # --- incidents -------------------------------------------------------------
 
@@ -222,10 +221,10 @@ def shared_origins(conn: Connection, incident_ids: Sequence[int]) -> list[Row]:
     """(incident_id, app, surface, label, began_at, opened_at) of the shared groups among these incidents."""
     return [
         row
-        for marks, chunk in in_chunks(incident_ids)
+        for ids, values in conn.dialect.one_of("o.incident_id", incident_ids)
         for row in conn.execute(
             "SELECT o.incident_id, o.app, o.surface, o.label, o.began_at, i.opened_at FROM incident_origins o"
-            f" JOIN incidents i ON i.id = o.incident_id WHERE o.shared = 1 AND o.incident_id IN ({marks})",
-            chunk,
+            f" JOIN incidents i ON i.id = o.incident_id WHERE o.shared = 1 AND {ids}",
+            values,
         ).fetchall()
     ]

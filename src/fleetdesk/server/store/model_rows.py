@@ -16,7 +16,7 @@ from fleetdesk.domain.stability import StabilitySums
 from fleetdesk.server.store import listing
 from fleetdesk.server.store.buckets import SUM_COLUMNS
 from fleetdesk.server.store.contract import Connection, Row
-from fleetdesk.server.store.dialect import Dialect, in_chunks
+from fleetdesk.server.store.dialect import Dialect
 
 ORDER = {
     "worst": "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
@@ -119,10 +119,24 @@ def states(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
     """By id, these models' id, health, attention, alerts and open_incident_id (unknown ids left out)."""
     return {
         row["id"]: row
-        for marks, chunk in in_chunks(model_ids)
+        for ids, values in conn.dialect.one_of("id", model_ids)
         for row in conn.execute(
-            f"SELECT id, health, attention, alerts, open_incident_id FROM models WHERE id IN ({marks})",
-            chunk,
+            f"SELECT id, health, attention, alerts, open_incident_id FROM models WHERE {ids}",
+            values,
+        )
+    }
+
+
+def judgements(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
+    """By id, these models' judged state as stored (what ``set_judgement`` writes): id, health, attention,
+    alerts, budget_remaining, max_burn_rate and slo."""
+    return {
+        row["id"]: row
+        for ids, values in conn.dialect.one_of("id", model_ids)
+        for row in conn.execute(
+            "SELECT id, health, attention, alerts, budget_remaining, max_burn_rate, slo FROM models"
+            f" WHERE {ids}",
+            values,
         )
     }
 
@@ -132,12 +146,12 @@ def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
     budget and their latest bucket's sums (``last_sums``, a JSON array)."""
     return {
         row["id"]: row
-        for marks, chunk in in_chunks(model_ids)
+        for ids, values in conn.dialect.one_of("id", model_ids)
         for row in conn.execute(
             "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
             f" attention, open_incident_id, alerts, budget_remaining, {_last_sums(conn.dialect)}"
-            f" FROM models WHERE id IN ({marks})",
-            chunk,
+            f" FROM models WHERE {ids}",
+            values,
         )
     }
 
@@ -234,11 +248,10 @@ def open_incident_ids(conn: Connection, model_ids: Sequence[str]) -> dict[str, i
     """The open incident of each of these models that has one."""
     return {
         row[0]: int(row[1])
-        for marks, chunk in in_chunks(model_ids)
+        for ids, values in conn.dialect.one_of("id", model_ids)
         for row in conn.execute(
-            f"SELECT id, open_incident_id FROM models WHERE id IN ({marks})"
-            " AND open_incident_id IS NOT NULL",
-            chunk,
+            f"SELECT id, open_incident_id FROM models WHERE {ids} AND open_incident_id IS NOT NULL",
+            values,
         )
     }
 
@@ -250,10 +263,10 @@ def set_open_incident(conn: Connection, model_id: str, incident_id: int) -> None
 
 def release_incident(conn: Connection, model_ids: Sequence[str], incident_id: int) -> None:
     """These models are no longer in this (resolved) incident; one that moved on to another keeps that."""
-    for marks, chunk in in_chunks(model_ids):
+    for ids, values in conn.dialect.one_of("id", model_ids):
         conn.execute(
-            f"UPDATE models SET open_incident_id = NULL WHERE id IN ({marks}) AND open_incident_id = ?",
-            (*chunk, incident_id),
+            f"UPDATE models SET open_incident_id = NULL WHERE {ids} AND open_incident_id = ?",
+            (*values, incident_id),
         )
 
 
@@ -262,12 +275,11 @@ def count_in_trouble(conn: Connection, model_ids: Sequence[str]) -> int:
     return sum(
         int(
             conn.execute(
-                f"SELECT count(*) FROM models WHERE id IN ({marks})"
-                " AND attention IN ('page', 'ticket', 'unstable')",
-                chunk,
+                f"SELECT count(*) FROM models WHERE {ids} AND attention IN ('page', 'ticket', 'unstable')",
+                values,
             ).fetchone()[0]
         )
-        for marks, chunk in in_chunks(model_ids)
+        for ids, values in conn.dialect.one_of("id", model_ids)
     )
 
 
