@@ -170,14 +170,15 @@ def scan_counts(
     step, high = windows.step, windows.now_s - windows.step
     keys = _keys(keys_by_id, model_ids)
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
+    spans = windows.spans
     result: dict[str, Counts] = {
-        model_id: {span: [0, 0, 0] for span in windows.spans}
+        model_id: {span: [0, 0, 0] for span in spans}
         for model_id in (keys_by_id if model_ids is None else model_ids)
     }
     use_days = DAY_SECONDS % step == 0
     # Every window that uses days ends with the same partial day (today's buckets so far): read it once.
     edge_counts: dict[tuple[int, int], list[Row]] = {}
-    for span in windows.spans:
+    for span in spans:
         low = windows.since(span)  # the window holds starts in (low, high]
         first_day, last_day = low // DAY_SECONDS + 1, (high + step) // DAY_SECONDS - 1
         edges = [(low, high)]
@@ -206,12 +207,13 @@ def add_arrivals(
     after the windows' latest slot is left to ``advance_counts``, which reads the slots that enter."""
     id_by_key = {key: model_id for model_id, key in keys_by_id.items()}
     high = windows.now_s - windows.step
+    since = {span: windows.since(span) for span in windows.spans}
     for key, start, health in arrived:
         model_counts = counts.get(id_by_key.get(key, ""))
         if model_counts is None or start > high:
             continue
-        for span in windows.spans:
-            if start > windows.since(span):
+        for span, low in since.items():
+            if start > low:
                 model_counts[span][health] += 1
 
 
