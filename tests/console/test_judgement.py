@@ -256,3 +256,38 @@ async def test_a_closed_bucket_updates_the_row_at_once_and_counts_agree_under_a_
         shown = app.screen.query_one(FleetCounts).text.plain
         assert f"({len(table.shown_ids)} shown)" in shown
         assert timedelta(0) < HOUR
+
+
+async def test_the_counts_follow_a_model_that_turns_unstable_under_a_typed_filter(server):
+    """A filter keystroke reuses the fleet's counts (it changes only how many are shown); a model that
+    changes is counted again."""
+    async with make_app(server, token="admin").run_test(size=(120, 40)) as pilot:
+        app = pilot.app
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, FleetScreen) and app.screen.query_one(FleetTable).row_count
+            ),
+            "the fleet",
+        )
+        table = app.screen.query_one(FleetTable)
+        counts = app.screen.query_one(FleetCounts)
+        calm = next(
+            m
+            for m in table.models.values()
+            if m.tier.value == "TIER1" and m.health.value == "stable"
+        )
+        await pilot.press("slash", *calm.id[:4])
+        await pilot.pause()
+        assert "T1 ✗0 ?1 ✓5" in counts.text.plain and "2 open incidents" in counts.text.plain
+        async with FleetdeskClient(server.url, SecretStr(server.admin_token)) as admin:
+            await admin.set_clock(FIXED_NOW + HOUR)
+            await admin.ingest([bucket(calm.id, FIXED_NOW, calibration=2.0)])
+        await wait_for(
+            pilot,
+            lambda: "T1 ✗1 ?1 ✓4" in counts.text.plain and "3 open incidents" in counts.text.plain,
+            "the counts with the model unstable",
+        )
+        await pilot.press("backspace")  # the filter moves on: the counts stay
+        await pilot.pause()
+        assert "T1 ✗1 ?1 ✓4" in counts.text.plain

@@ -8,8 +8,7 @@ reads as "paging TIER0 models on feed".
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Iterable, Mapping
 
 from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.wire import Attention, Health, Tier
@@ -45,22 +44,38 @@ def haystack(model: FleetRow) -> str:
 
 def matches(model: FleetRow, words: list[str], text: str | None = None) -> bool:
     """True when every word matches; ``text`` is the model's precomputed haystack."""
-    return predicate(words)(model, haystack(model) if text is None else text)
+    return bool(
+        narrow(
+            words,
+            [model.id],
+            {model.id: model},
+            {model.id: haystack(model) if text is None else text},
+        )
+    )
 
 
-def predicate(words: list[str]) -> Callable[[FleetRow, str], bool]:
-    """The words as one test of a model and its haystack: each word is read once, not once per model."""
-    tests: list[Callable[[FleetRow, str], bool]] = []
+def narrow(
+    words: list[str],
+    ids: Iterable[str],
+    models: Mapping[str, FleetRow],
+    haystacks: Mapping[str, str],
+) -> list[str]:
+    """Those of ``ids`` (in their order) whose model every word matches. One pass over the list per word,
+    the word's test written inline: at 50,000 models a call per model and word was most of a keystroke."""
+    shown = list(ids)
     for word in words:
         tier = tier_word(word)
         states = _HEALTH_WORDS.get(word.lower())
         if tier is not None:
-            tests.append(partial(_is_tier, tier))
+            shown = [i for i in shown if models[i].tier is tier]
         elif states is not None:
-            tests.append(partial(_in_states, states))
+            shown = [
+                i for i in shown if models[i].attention in states or models[i].health in states
+            ]
         else:
-            tests.append(partial(_has_word, word.lower()))
-    return lambda model, text: all(test(model, text) for test in tests)
+            needle = word.lower()
+            shown = [i for i in shown if needle in haystacks[i]]
+    return shown
 
 
 def wider_filters(words: list[str]) -> list[tuple[str, ...]]:
@@ -80,18 +95,6 @@ def wider_filters(words: list[str]) -> list[tuple[str, ...]]:
 
 def _is_free(word: str) -> bool:
     return tier_word(word) is None and word.lower() not in _HEALTH_WORDS
-
-
-def _is_tier(tier: Tier, model: FleetRow, text: str) -> bool:
-    return model.tier is tier
-
-
-def _in_states(states: set[Attention | Health], model: FleetRow, text: str) -> bool:
-    return model.attention in states or model.health in states
-
-
-def _has_word(needle: str, model: FleetRow, text: str) -> bool:
-    return needle in text
 
 
 def split(query: str) -> list[str]:

@@ -316,7 +316,9 @@ class FleetScreen(ConsoleScreen):
         self._counts_pending = False
         table = self.query_one(FleetTable)
         table.settle()  # a re-sort the table has scheduled happens first: the count is of the rows drawn
-        self.query_one(FleetCounts).show_counts(list(table.models.values()), len(table.shown_ids))
+        self.query_one(FleetCounts).show_counts(
+            table.models.values(), table.row_count, version=table.data_version
+        )
 
     # --- filter ---------------------------------------------------------------
 

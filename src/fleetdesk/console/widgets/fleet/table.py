@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from fleetdesk.console.fleet_filter import haystack, matches, predicate, wider_filters
+from fleetdesk.console.fleet_filter import haystack, matches, narrow, wider_filters
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
@@ -226,6 +226,8 @@ class FleetTable(ScrollView, can_focus=True):
         """(id column width, fleet version) the fitted ids were made for."""
         self._fleet_version = 0
         """Bumped whenever a model id comes or goes."""
+        self.data_version = 0
+        """Bumped whenever any model changes: what the counts are of."""
 
     # --- data -----------------------------------------------------------------
 
@@ -240,6 +242,7 @@ class FleetTable(ScrollView, can_focus=True):
             return
         if fresh.keys() != self.models.keys():
             self._fleet_version += 1
+        self.data_version += 1
         self.models = fresh
         self._haystacks = {i: haystack(m) for i, m in fresh.items()}
         self._ordered = None
@@ -253,6 +256,7 @@ class FleetTable(ScrollView, can_focus=True):
         if old == model:
             return
         self.models[model.id] = model
+        self.data_version += 1
         self._haystacks[model.id] = haystack(model)
         self._matches = {}  # its words may match differently now
         if old is None:
@@ -377,8 +381,7 @@ class FleetTable(ScrollView, can_focus=True):
         candidates = next(
             (self._matches[w] for w in wider_filters(self._words) if w in self._matches), ordered
         )
-        shows, models, haystacks = predicate(self._words), self.models, self._haystacks
-        shown = [i for i in candidates if shows(models[i], haystacks[i])]
+        shown = narrow(self._words, candidates, self.models, self._haystacks)
         if len(self._matches) >= _MATCHES_KEPT:
             del self._matches[next(iter(self._matches))]  # the oldest
         self._matches[words] = shown
@@ -390,8 +393,12 @@ class FleetTable(ScrollView, can_focus=True):
         if self._fitted_for == (width, self._fleet_version):
             return
         self._fitted_for = (width, self._fleet_version)
+        types: dict[str, str] = {}  # many models share a type: each is sanitized once
         fitted = fit_ids(
-            {i: (sanitize(m.id), sanitize(m.type)) for i, m in self.models.items()},
+            {
+                i: (sanitize(m.id), types.get(m.type) or types.setdefault(m.type, sanitize(m.type)))
+                for i, m in self.models.items()
+            },
             width,
             self.glyphs.ellipsis,
         )
