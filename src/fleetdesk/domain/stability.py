@@ -85,12 +85,20 @@ class StabilitySums(BaseModel):
         return None if signals is None else signals[1]
 
     def _signals(self) -> tuple[float, float] | None:
-        rate = self.background_rate
-        if rate is None or not 0.0 < rate < 1.0:
-            return None
-        calibration = self.prediction_sum / self.label_sum
-        ne = (self.cross_entropy_sum / self.weight) / binary_entropy(rate)
-        return (calibration, ne) if math.isfinite(calibration) and math.isfinite(ne) else None
+        return signals(self.weight, self.label_sum, self.prediction_sum, self.cross_entropy_sum)
+
+
+def signals(
+    weight: float, label_sum: float, prediction_sum: float, cross_entropy_sum: float
+) -> tuple[float, float] | None:
+    """(calibration, NE) of these sums; None when they hold no data (see StabilitySums.has_data). Plain
+    numbers, for the server's listing of the fleet: a StabilitySums per row was a third of building it."""
+    rate = label_sum / weight if weight > 0 else None
+    if rate is None or not 0.0 < rate < 1.0:
+        return None
+    calibration = prediction_sum / label_sum
+    ne = (cross_entropy_sum / weight) / binary_entropy(rate)
+    return (calibration, ne) if math.isfinite(calibration) and math.isfinite(ne) else None
 
 
 class StabilityBucket(StabilitySums):

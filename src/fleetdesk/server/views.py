@@ -82,18 +82,26 @@ def _registry_part(backend: Backend, model_id: str) -> dict[str, Any]:
     """A model's summary fields that come from the registry alone, decoded once per registry version."""
     # The memo before the registry: adopt_registry replaces the registry, then the memo, so a memo read
     # first is never newer than the registry read after it (a part may land in a memo just discarded).
-    memo = backend.registry_memo
+    memo, types = backend.registry_memo, backend.type_memo
     part: dict[str, Any] | None = memo.get(model_id)
     if part is None:
         model = backend.registry.models[model_id]
-        vocabulary = backend.config.vocabulary
-        model_type = vocabulary.parse(model.type)
+        decoded = types.get(model.type)
+        if decoded is None:
+            vocabulary = backend.config.vocabulary
+            model_type = vocabulary.parse(model.type)
+            decoded = types[model.type] = (
+                model_type.app,
+                model_type.surface,
+                vocabulary.stage(model_type),
+            )
+        app, surface, stage = decoded
         part = memo[model_id] = {
             "id": model.id,
             "type": model.type,
-            "app": model_type.app,
-            "surface": model_type.surface,
-            "stage": vocabulary.stage(model_type),
+            "app": app,
+            "surface": surface,
+            "stage": stage,
             "tier": model.tier,
             "role": model.role,
             "owner_team": model.owner_team,
@@ -106,12 +114,12 @@ def _registry_part(backend: Backend, model_id: str) -> dict[str, Any]:
 
 def summary(backend: Backend, row: Row) -> ModelSummary:
     last = row["last_bucket_start"]
-    sums = model_rows.last_sums(row)
+    calibration, ne = model_rows.last_signals(row) or (None, None)
     return ModelSummary(
         **_registry_part(backend, row["id"]),
         health=Health(row["health"]),
-        calibration=sums.calibration,
-        normalized_entropy=sums.normalized_entropy,
+        calibration=calibration,
+        normalized_entropy=ne,
         attention=Attention(row["attention"]),
         live=live_state(row),
         budget_remaining=row["budget_remaining"],

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fleetdesk.domain.attention import Attention
-from fleetdesk.domain.stability import StabilitySums
+from fleetdesk.domain.stability import StabilitySums, signals
 from fleetdesk.server.store import listing
 from fleetdesk.server.store.buckets import SUM_COLUMNS
 from fleetdesk.server.store.contract import Connection, Row
@@ -41,6 +41,12 @@ def last_sums(row: Row) -> StabilitySums:
     if packed is None:
         return StabilitySums()
     return StabilitySums.model_construct(**dict(zip(SUM_COLUMNS, json.loads(packed))))
+
+
+def last_signals(row: Row) -> tuple[float, float] | None:
+    """The (calibration, NE) of a row's ``last_sums`` column; None without data."""
+    packed = row["last_sums"]
+    return None if packed is None else signals(*json.loads(packed))
 
 
 @functools.cache
