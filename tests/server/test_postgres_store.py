@@ -88,6 +88,45 @@ def test_seeding_stores_the_same_rows_as_sqlite(url: str, tmp_path: Path) -> Non
     assert tables["SqliteStore"] == tables["PostgresStore"]
 
 
+def test_seeding_builds_again_the_indexes_it_drops_while_copying(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history's secondary indexes are dropped while the seed copies rows in and built after, in its
+    transaction: a seed that fails half way leaves them as they were, and one that succeeds has them all."""
+    from fleetdesk.server.store.seeding import BucketRows
+
+    fleet = load_fleet("small", end_at=NOW)
+    store = Store(url)
+    store.migrate()
+
+    def indexes() -> list[tuple[str, str]]:
+        rows = store.connection().execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()"
+            " ORDER BY indexname"
+        )
+        return [tuple(row) for row in rows]
+
+    before = indexes()
+    assert any(name == "buckets_by_start" for name, _ in before)
+    rows = BucketRows.rows
+
+    def breaks_half_way(self: BucketRows):  # noqa: ANN202
+        for number, row in enumerate(rows(self)):
+            if number == 1000:
+                raise RuntimeError("the history broke half way")
+            yield row
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BucketRows, "rows", breaks_half_way)
+        with pytest.raises(RuntimeError, match="half way"):
+            store.seed(fleet)
+    assert indexes() == before
+    assert store.connection().execute("SELECT count(*) FROM buckets").fetchone()[0] == 0
+    store.seed(fleet)
+    assert indexes() == before
+    store.close()
+
+
 _RECORD = (
     "INSERT INTO audit_log (id, at, actor, role, action, model_id, reason, idempotency_key, detail)"
     " VALUES (1, '2026-01-01T00:00:00.000000+00:00', 'a', 'admin', 'note', 'm', 'r', 'k', '{}')"

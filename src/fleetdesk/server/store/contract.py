@@ -18,7 +18,7 @@ Guarantees every store gives:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +32,10 @@ from fleetdesk.server.store.values import iso, parse_iso
 
 if TYPE_CHECKING:
     from fleetdesk.fleets import Fleet
+
+
+_HISTORY_TABLES = ("buckets", "task_buckets", "health_days", "task_totals")
+"""The tables a seed fills with the fleet's history (Store.bulk_loading)."""
 
 
 class StoreError(RuntimeError):
@@ -148,6 +152,11 @@ class Store:
         """Append many whole rows to a table in the current transaction (seeding writes millions)."""
         conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * columns)})", rows)
 
+    @contextmanager
+    def bulk_loading(self, conn: Connection, tables: Sequence[str]) -> Iterator[None]:
+        """Around filling these empty tables with a seed's history (in the current transaction): nothing here."""
+        yield
+
     # --- fleet config and registry ------------------------------------------
 
     def is_seeded(self) -> bool:
@@ -193,14 +202,15 @@ class Store:
             registry_log.record_seed(
                 conn, fleet.timeline.end, fleet.registry.models.values(), file.types
             )
-            self.insert_rows(conn, "buckets", 7, buckets.rows())
-            self._insert_task_rows(conn, buckets)
-            self.insert_rows(
-                conn,
-                "health_days",
-                5,
-                ((key, day, *counts) for (key, day), counts in buckets.days.items()),
-            )
+            with self.bulk_loading(conn, _HISTORY_TABLES):
+                self.insert_rows(conn, "buckets", 7, buckets.rows())
+                self._insert_task_rows(conn, buckets)
+                self.insert_rows(
+                    conn,
+                    "health_days",
+                    5,
+                    ((key, day, *counts) for (key, day), counts in buckets.days.items()),
+                )
             conn.executemany(
                 "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
                 " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"

@@ -310,6 +310,23 @@ class PostgresStore(Store):
             for row in rows:
                 copy.write_row(row)
 
+    @contextmanager
+    def bulk_loading(self, conn: Any, tables: Sequence[str]) -> Iterator[None]:
+        # Their secondary indexes are dropped while the rows are copied in, and built again after, in the same
+        # transaction. Kept up row by row, buckets_by_start (by start, across every model's history) took each
+        # row at a random page of an index larger than the cache: seeding 50,000 models took 225 s. Built once
+        # after, by sorting, it takes 22 s, and the seeding 141 s.
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()"
+            " AND tablename = ANY(?) AND indexname NOT IN (SELECT conname FROM pg_constraint)",
+            (list(tables),),
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(f"DROP INDEX {name}")
+        yield
+        for _, definition in indexes:
+            conn.execute(definition)
+
     def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
         counted = super().seed(fleet, progress)
         # Planner statistics now, not whenever autovacuum gets to millions of COPYed rows; and the visibility
