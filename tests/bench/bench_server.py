@@ -195,8 +195,9 @@ def test_action_p99_at_50_clients(
         assert "fleetdesk serving" in first, first
         url = first.split(" on ")[-1].strip()
         path = f"/v1/models/{model}/actions/note"
-        # Opening a store judges every model again (10,000 rows rewritten at 10,000 models): written back
-        # while notes were measured, it stalled their fsyncs (p99 2.2 s in one run, 21 ms in the next).
+        # Opening a store judges every model again. Before it left the judgements that did not change alone,
+        # that rewrote 10,000 rows at 10,000 models; written back while notes were measured, those writes
+        # stalled their fsyncs (p99 2.2 s in one run, 21 ms in the next). Whatever it still writes, it waits.
         disk_quiet()
 
         healthz = asyncio.run(_open_loop(url, token, "/healthz", None))
