@@ -14,6 +14,7 @@ from fleetdesk.domain.fleet import IncidentKind
 from fleetdesk.wire import ActionKind, EscalationTarget, IncidentCause, IncidentState
 
 from .conftest import Connect
+from .test_fleet_rows import assert_rows_match_listing
 
 SOURCING = "ig_feed_sourcing_two-tower.v9"  # upstream fm-v3 (healthy), team ig-feed-retrieval
 HOLDOUT = "ig_feed_late-stage_mtml.holdout-2026h2"
@@ -86,6 +87,12 @@ async def test_a_one_surface_shift_with_a_healthy_upstream_is_one_incident(
     assert summary.open_incident_id == group.id
     rows = {row.id: row for row in (await client.list_models()).items}
     assert rows[SOURCING].incident_group == group.group and rows[HOLDOUT].incident_group is None
+    table = {row.id: row for row in await assert_rows_match_listing(client)}
+    assert (table[SOURCING].group_label, table[SOURCING].group_started) == (
+        "Instagram · Feed",
+        NINE,
+    )
+    assert table[HOLDOUT].group_label is None
 
 
 async def test_one_ack_and_one_escalation_cover_the_group(shared_shift, connect: Connect) -> None:

@@ -95,9 +95,9 @@ def filter_steps(server: EmbeddedServer, typed: str) -> list[tuple[str, bytes | 
         rows: list[FleetRow] = []
         async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
             while True:
-                page = await client.list_models(page=PageRequest(offset=len(rows), limit=500))
-                rows.extend(map(FleetRow.of, page.items))
-                if not page.items or len(rows) >= page.total:
+                page = await client.fleet_rows(page=PageRequest(offset=len(rows), limit=5000))
+                rows.extend(map(FleetRow.of, page.rows))
+                if not page.rows or len(rows) >= page.total:
                     return rows
 
     rows = asyncio.run(fetch())

@@ -27,13 +27,13 @@ class Harness(App):
 
 async def test_hostile_ids_render_as_plain_escaped_text(server):
     async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
-        summary = (await client.list_models()).items[0]
+        row = (await client.fleet_rows()).rows[0]
         detail = await client.model(TIER2_EXPERIMENT)
-    summary = summary.model_copy(update={"id": HOSTILE, "owner_team": "[link=http://x]team[/link]"})
+    row = row._replace(id=HOSTILE, owner_team="[link=http://x]team[/link]")
     detail = detail.model_copy(update={"model": detail.model.model_copy(update={"id": HOSTILE})})
     app = Harness()
     async with app.run_test(size=(200, 20)) as pilot:
-        app.query_one(FleetTable).set_models([FleetRow.of(summary)])
+        app.query_one(FleetTable).set_models([FleetRow.of(row)])
         app.query_one(ModelContext).show(detail, None, UNICODE)
         await pilot.pause()
         text = screen_text(app)

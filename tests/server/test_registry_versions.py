@@ -23,6 +23,9 @@ RECORD = {
 }
 
 
+LAST_SUMS = ("last_weight", "last_label_sum", "last_prediction_sum", "last_cross_entropy_sum")
+
+
 def as_before_version_8(store: Store) -> None:
     """The database as fleetdesk left it at schema version 7, with one type record in its fleet config
     (the tables of 8 and of every later migration dropped: migrating again creates them)."""
@@ -38,6 +41,8 @@ def as_before_version_8(store: Store) -> None:
         conn.execute("CREATE INDEX models_health_tier ON models (health, tier)")
         conn.execute("CREATE INDEX models_attention ON models (attention)")
         conn.execute("DELETE FROM meta WHERE key = 'ingest_log_forgotten'")  # 11's
+        for column in LAST_SUMS:  # 12's
+            conn.execute(f"ALTER TABLE models DROP COLUMN {column}")
         for table in (
             "ingest_log",
             "model_counts",
@@ -72,7 +77,7 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
     store.close()
 
     store = Store(where)
-    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 11
+    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 12
     with store.read() as conn:
         seeded = registry_log.latest_version(conn)
         assert seeded is not None and seeded.version == 0 and seeded.at == fleet.timeline.end
@@ -82,6 +87,16 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
         assert earlier is not None and earlier.version == 0  # before any change: as seeded
         # 10 counted the models already there for the fleet summary.
         assert sum(row[3] for row in model_rows.counts(conn)) == len(fleet.registry.models)
+        # 12 put each model's newest bucket's sums on its row.
+        kept = conn.execute(
+            f"SELECT id, {', '.join(LAST_SUMS)} FROM models WHERE last_weight IS NOT NULL ORDER BY id"
+        ).fetchall()
+        newest = conn.execute(
+            "SELECT m.id, b.weight, b.label_sum, b.prediction_sum, b.cross_entropy_sum FROM models m"
+            " JOIN buckets b ON b.model_key = m.key AND b.start = (SELECT max(start) FROM buckets"
+            " WHERE model_key = m.key) ORDER BY m.id"
+        ).fetchall()
+        assert [tuple(row) for row in kept] == [tuple(row) for row in newest] and len(newest) > 20
     store.close()
 
 

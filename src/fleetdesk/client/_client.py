@@ -39,6 +39,7 @@ from fleetdesk.wire import (
     ModelDetail,
     ModelHistory,
     ModelPage,
+    ModelRows,
     ModelSort,
     RegistryChangeResult,
     RegistryDiff,
@@ -172,6 +173,10 @@ class FleetdeskClient:
     async def fleet_summary(self, limit: int = 20) -> FleetSummary:
         """Counts by health × tier and the worst models first."""
         return await self._get("/fleet/summary", FleetSummary, {"limit": limit})
+
+    async def fleet_rows(self, page: PageRequest | None = None) -> ModelRows:
+        """One page of the fleet table's rows, worst first (the whole fleet's in a few pages)."""
+        return await self._get("/fleet/rows", ModelRows, (page or PageRequest()).model_dump())
 
     async def list_models(
         self,

@@ -126,9 +126,7 @@ def ingest(
     _refuse_overflowing_totals(conn, request, totals)
     buckets.insert(conn, rows)
     buckets.insert_tasks(conn, task_rows)
-    model_rows.add_totals(
-        conn, ((*total, newest[model_id][0], model_id) for model_id, total in totals.items())
-    )
+    model_rows.add_totals(conn, ((*total, model_id) for model_id, total in totals.items()))
     unstable = []
     for model_id, (start, health, sums) in sorted(newest.items()):
         signals = StabilitySums(**dict(zip(_SUMS, sums)))

@@ -34,6 +34,8 @@ from fleetdesk.wire import (
     Lineage,
     ModelDetail,
     ModelPage,
+    ModelRow,
+    ModelRows,
     ModelSort,
     ModelSummary,
     ServerInfo,
@@ -96,6 +98,15 @@ class FrozenClient:
             total=len(rows),
             offset=page.offset,
             limit=page.limit,
+        )
+
+    async def fleet_rows(self, page: PageRequest | None = None) -> ModelRows:
+        listed = await self.list_models(page=page)
+        return ModelRows(
+            rows=[ModelRow.of(model) for model in listed.items],
+            total=listed.total,
+            offset=listed.offset,
+            limit=listed.limit,
         )
 
     async def model(self, model_id: str) -> ModelDetail:

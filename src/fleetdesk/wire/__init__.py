@@ -33,6 +33,7 @@ GET  /v1/me                           -> WhoAmI                       401
 PUT  /v1/clock         ClockUpdate    -> ServerInfo   (admin; frozen clock only; forward only)
                                                       400 401 403 409 422
 GET  /v1/fleet/summary ?limit=20      -> FleetSummary                 401
+GET  /v1/fleet/rows    ?offset&limit  -> ModelRows (the fleet table, worst first)  401 422
 GET  /v1/models        ?app&surface&tier&role&health&q&sort&offset&limit
                                       -> ModelPage                    401 422
 GET  /v1/models/{id}                  -> ModelDetail                  401 404
@@ -190,6 +191,8 @@ from fleetdesk.wire.models import (
     LineageEntry,
     ModelDetail,
     ModelPage,
+    ModelRow,
+    ModelRows,
     ModelSort,
     ModelSummary,
     StabilityPoint,
@@ -252,6 +255,8 @@ __all__ = [
     "LiveState",
     "ModelDetail",
     "ModelPage",
+    "ModelRow",
+    "ModelRows",
     "ModelSort",
     "ModelSummary",
     "Note",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import Field, computed_field, model_validator
 
@@ -85,6 +86,61 @@ class ModelSummary(WireModel):
 
 class ModelPage(WireModel):
     items: list[ModelSummary]
+    total: int
+    offset: int
+    limit: int
+
+
+class ModelRow(NamedTuple):
+    """One model as the fleet table shows it, sent as a JSON array: a quarter of a ModelSummary's bytes, and
+    no object per row to build or parse, so a console loads 50,000 models in under 2 s (issue 19)."""
+
+    id: str
+    type: str
+    app: str
+    surface: str
+    stage: FunnelStage
+    tier: Tier
+    role: Role
+    owner_team: str
+    health: Health
+    attention: Attention
+    budget_remaining: float | None
+    calibration: float | None
+    normalized_entropy: float | None
+    open_incident_id: int | None
+    group_label: str | None
+    """Its open incident is a shared-cause group on this surface ('Instagram · Feed')."""
+    group_started: Moment | None
+
+    @classmethod
+    def of(cls, model: ModelSummary) -> ModelRow:
+        """A summary's row: what ``GET /v1/fleet/rows`` answers for the model ``GET /v1/models`` lists."""
+        group = model.incident_group
+        return cls(
+            model.id,
+            model.type,
+            model.app,
+            model.surface,
+            model.stage,
+            model.tier,
+            model.role,
+            model.owner_team,
+            model.health,
+            model.attention,
+            model.budget_remaining,
+            model.calibration,
+            model.normalized_entropy,
+            model.open_incident_id,
+            None if group is None else group.label,
+            None if group is None else group.started_at,
+        )
+
+
+class ModelRows(WireModel):
+    """A page of the fleet table, worst first (the order of ``GET /v1/models?sort=worst``)."""
+
+    rows: list[ModelRow]
     total: int
     offset: int
     limit: int

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import replace
 
 from textual import on, work
@@ -28,23 +29,24 @@ from fleetdesk.wire import (
     BucketClosedData,
     IncidentEventData,
     IncidentState,
-    ModelPage,
+    ModelRows,
     RegistryEventData,
     SloChangedData,
     Tier,
 )
 
-PAGE_SIZE = 500
+PAGE_SIZE = 2000
+"""Rows a page of the fleet brings: 50,000 models in 25 calls."""
+PAGES_AHEAD = 2
+"""Pages asked for while one is read: the server builds the next while the console reads one."""
 FIRST_PAGE = 100
+"""The first load starts with this many (more than a tall terminal's screenful): the worst models show at once."""
 
 
-def ask_first_page(client: FleetdeskClient) -> asyncio.Task[ModelPage]:
+def ask_first_page(client: FleetdeskClient) -> asyncio.Task[ModelRows]:
     """The fleet's first page, asked for before the fleet screen is built: building it takes tens of ms at
     start, which the request overlaps instead of following. The screen's first poll takes the answer."""
-    return asyncio.create_task(client.list_models(page=PageRequest(limit=FIRST_PAGE)))
-
-
-"""The first load starts with this many (more than a tall terminal's screenful): the worst models show at once."""
+    return asyncio.create_task(client.fleet_rows(page=PageRequest(limit=FIRST_PAGE)))
 
 
 class FleetScreen(ConsoleScreen):
@@ -110,7 +112,7 @@ class FleetScreen(ConsoleScreen):
         ),
     ]
 
-    def __init__(self, first_page: asyncio.Task[ModelPage] | None = None) -> None:
+    def __init__(self, first_page: asyncio.Task[ModelRows] | None = None) -> None:
         super().__init__()
         self._first_page = first_page
         """The first page, already asked for (ask_first_page)."""
@@ -156,31 +158,33 @@ class FleetScreen(ConsoleScreen):
         client = self.console.client
         rows: list[FleetRow] = []
         first_load = not self._loaded
-        ahead: asyncio.Task[ModelPage] | None = None
+        ahead: deque[asyncio.Task[ModelRows]] = deque()
+        asked: int | None = None  # the offset the next page asked for starts at
         try:
             while True:
                 if self._first_page is not None:
-                    asked, self._first_page = self._first_page, None
-                    page = await asked
-                elif ahead is not None:
-                    page, ahead = await ahead, None
+                    first, self._first_page = self._first_page, None
+                    page = await first
+                elif ahead:
+                    page = await ahead.popleft()
                 else:
                     limit = FIRST_PAGE if first_load else PAGE_SIZE
-                    page = await client.list_models(page=PageRequest(limit=limit))
-                after = len(rows) + len(page.items)
-                more = bool(page.items) and after < page.total
-                if more:
-                    # Asked for before this page becomes rows (and, the first time, is painted): a server of
-                    # its own builds the next page meanwhile (a fifth of a 50,000-model load).
-                    ahead = asyncio.create_task(
-                        client.list_models(page=PageRequest(offset=after, limit=PAGE_SIZE))
+                    page = await client.fleet_rows(page=PageRequest(limit=limit))
+                asked = len(page.rows) if asked is None else asked
+                more = bool(page.rows) and len(rows) + len(page.rows) < page.total
+                while more and len(ahead) < PAGES_AHEAD and asked < page.total:
+                    # Asked for before this page becomes rows (and, the first time, is painted): the server
+                    # builds the next pages meanwhile, and always has one to build.
+                    ahead.append(
+                        asyncio.create_task(
+                            client.fleet_rows(page=PageRequest(offset=asked, limit=PAGE_SIZE))
+                        )
                     )
-                rows.extend(
-                    map(FleetRow.of, page.items)
-                )  # page by page: no 10,000 ModelSummary held at once
+                    asked += PAGE_SIZE
+                rows.extend(map(FleetRow.of, page.rows))
                 if not more:
                     break
-                if first_load and len(rows) == len(page.items):
+                if first_load and len(rows) == len(page.rows):
                     self.post_message(self.Fetched(list(rows), page.total, complete=False))
                     # Parsing the next page blocks the loop for a while: let the worst models paint first.
                     await self._first_page_shown.wait()
@@ -188,8 +192,8 @@ class FleetScreen(ConsoleScreen):
             self.console.read_failed()
             raise
         finally:
-            if ahead is not None:  # a newer poll replaced this one, or a page failed
-                ahead.cancel()
+            for task in ahead:  # a newer poll replaced this one, or a page failed
+                task.cancel()
             self._schedule_next_poll()
         self.post_message(self.Fetched(rows, len(rows)))
 

@@ -27,7 +27,12 @@ from fleetdesk.domain.registry import Model, Registry
 from fleetdesk.server.store import registry_log
 from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
-from fleetdesk.server.store.seeding import BucketRows, SeedProgress, add_task_totals
+from fleetdesk.server.store.seeding import (
+    NEWEST_BUCKET,
+    BucketRows,
+    SeedProgress,
+    add_task_totals,
+)
 from fleetdesk.server.store.values import iso, parse_iso
 
 if TYPE_CHECKING:
@@ -213,8 +218,7 @@ class Store:
                 )
             conn.executemany(
                 "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
-                " total_cross_entropy_sum = ?, last_bucket_start = (SELECT max(start) FROM buckets"
-                " WHERE buckets.model_key = models.key) WHERE id = ?",
+                f" total_cross_entropy_sum = ?, {NEWEST_BUCKET} WHERE id = ?",
                 ((*total, model_id) for model_id, total in buckets.totals.items()),
             )
         return buckets.counted
@@ -254,8 +258,7 @@ class Store:
             conn.executemany(
                 "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
                 " total_prediction_sum = total_prediction_sum + ?,"
-                " total_cross_entropy_sum = total_cross_entropy_sum + ?, last_bucket_start = (SELECT max(start)"
-                " FROM buckets WHERE buckets.model_key = models.key) WHERE id = ?",
+                f" total_cross_entropy_sum = total_cross_entropy_sum + ?, {NEWEST_BUCKET} WHERE id = ?",
                 ((*total, model_id) for model_id, total in buckets.totals.items()),
             )
             conn.execute(

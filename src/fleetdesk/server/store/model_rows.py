@@ -7,7 +7,6 @@ which the schema's indexes follow (sqlite_schema.py), so a page is an index walk
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ from fleetdesk.server.store import listing
 from fleetdesk.server.store.buckets import SUM_COLUMNS
 from fleetdesk.server.store.contract import Connection, Row
 from fleetdesk.server.store.dialect import Dialect
+from fleetdesk.server.store.seeding import NEWEST_BUCKET
 
 ORDER = {
     "worst": "attention_rank, tier_rank, budget_remaining IS NULL, budget_remaining, id",
@@ -27,26 +27,25 @@ ORDER = {
 """The ORDER BY of each listing sort (the wire's ``ModelSort`` values)."""
 
 
-def _last_sums(dialect: Dialect) -> str:
-    """The latest bucket's sums as a JSON array column, one primary-key seek per row (see ``last_sums``)."""
-    return (
-        f"(SELECT {dialect.json_array(*SUM_COLUMNS)}"
-        "  FROM buckets WHERE model_key = models.key AND start = models.last_bucket_start) AS last_sums"
-    )
+_LAST_SUMS = tuple(f"last_{column}" for column in SUM_COLUMNS)
+"""The sums of a model's newest bucket, kept on its row (NULL without buckets)."""
 
 
 def last_sums(row: Row) -> StabilitySums:
-    """A row's ``last_sums`` column as sums (empty for a model without buckets)."""
-    packed = row["last_sums"]
-    if packed is None:
+    """A row's newest bucket's sums (empty for a model without buckets)."""
+    if row["last_weight"] is None:
         return StabilitySums()
-    return StabilitySums.model_construct(**dict(zip(SUM_COLUMNS, json.loads(packed))))
+    return StabilitySums.model_construct(**{c: row[f"last_{c}"] for c in SUM_COLUMNS})
 
 
 def last_signals(row: Row) -> tuple[float, float] | None:
-    """The (calibration, NE) of a row's ``last_sums`` column; None without data."""
-    packed = row["last_sums"]
-    return None if packed is None else signals(*json.loads(packed))
+    """The (calibration, NE) of a row's newest bucket; None without data."""
+    weight = row["last_weight"]
+    if weight is None:
+        return None
+    return signals(
+        weight, row["last_label_sum"], row["last_prediction_sum"], row["last_cross_entropy_sum"]
+    )
 
 
 @functools.cache
@@ -55,7 +54,7 @@ def _summary_columns(dialect: Dialect) -> str:
         "id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
         " attention, budget_remaining, max_burn_rate, alerts, open_incident_id, last_bucket_start,"
         # The latest bucket's sums, so the fleet table can show both signals.
-        f" {_last_sums(dialect)},"
+        f" {', '.join(_LAST_SUMS)},"
         # A shared-cause incident's surface and start, one primary-key seek for the rows with an incident.
         f" (SELECT {dialect.json_array('app', 'surface', 'label', 'began_at')} FROM incident_origins"
         "  WHERE incident_id = models.open_incident_id AND shared = 1) AS incident_group"
@@ -149,13 +148,13 @@ def judgements(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
 
 def situations(conn: Connection, model_ids: Sequence[str]) -> dict[str, Row]:
     """By id, what the playbook looks at of these models: live state, health, attention, incident, alerts,
-    budget and their latest bucket's sums (``last_sums``, a JSON array)."""
+    budget and their latest bucket's sums (``last_sums``)."""
     return {
         row["id"]: row
         for ids, values in conn.dialect.one_of("id", model_ids)
         for row in conn.execute(
             "SELECT id, serving_model_id, traffic_share, launch_phase, launch_halted, experiment_ended, health,"
-            f" attention, open_incident_id, alerts, budget_remaining, {_last_sums(conn.dialect)}"
+            f" attention, open_incident_id, alerts, budget_remaining, {', '.join(_LAST_SUMS)}"
             f" FROM models WHERE {ids}",
             values,
         )
@@ -200,12 +199,12 @@ def every_total(conn: Connection) -> list[Row]:
 
 
 def add_totals(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
-    """Add ingested sums to models' running totals and move their newest bucket forward (never back):
-    (weight, label_sum, prediction_sum, cross_entropy_sum, newest start, model id) each."""
+    """Add ingested sums to models' running totals and bring their newest bucket up to date (the buckets are
+    stored already): (weight, label_sum, prediction_sum, cross_entropy_sum, model id) each."""
     conn.executemany(
         "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
         " total_prediction_sum = total_prediction_sum + ?, total_cross_entropy_sum = total_cross_entropy_sum + ?,"
-        f" last_bucket_start = {conn.dialect.greatest('coalesce(last_bucket_start, 0)', '?')} WHERE id = ?",
+        f" {NEWEST_BUCKET} WHERE id = ?",
         rows,
     )
 

@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     from fleetdesk.domain.synthetic import Timeline
     from fleetdesk.fleets import Fleet
 
+NEWEST_BUCKET = (
+    "(last_bucket_start, last_weight, last_label_sum, last_prediction_sum, last_cross_entropy_sum) = (SELECT"
+    " start, weight, label_sum, prediction_sum, cross_entropy_sum FROM buckets"
+    " WHERE buckets.model_key = models.key ORDER BY start DESC LIMIT 1)"
+)
+"""The SET that brings a models row's newest bucket (start and sums) up to date after buckets were added to it."""
+
 SeedProgress = Callable[[int, int, int], None]
 """Called after each model while buckets are written: (models done, models in all, buckets so far)."""
 

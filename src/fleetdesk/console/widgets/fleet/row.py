@@ -13,7 +13,7 @@ from sys import intern
 from typing import TypedDict
 
 from fleetdesk.domain.model_type import FunnelStage
-from fleetdesk.wire import Attention, Health, IncidentGroup, ModelSummary, Role, Tier
+from fleetdesk.wire import Attention, Health, IncidentGroup, ModelRow, Role, Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,24 +37,25 @@ class FleetRow:
     group_started: datetime | None = None
 
     @classmethod
-    def of(cls, model: ModelSummary) -> FleetRow:
-        group = model.incident_group
+    def of(cls, row: ModelRow) -> FleetRow:
+        """The wire's row, its repeated words shared."""
         return cls(
-            id=model.id,
-            type=intern(model.type),
-            app=intern(model.app),
-            surface=intern(model.surface),
-            stage=model.stage,
-            tier=model.tier,
-            role=model.role,
-            owner_team=intern(model.owner_team),
-            health=model.health,
-            attention=model.attention,
-            budget_remaining=model.budget_remaining,
-            calibration=model.calibration,
-            normalized_entropy=model.normalized_entropy,
-            open_incident_id=model.open_incident_id,
-            **grouped(group),
+            id=row.id,
+            type=intern(row.type),
+            app=intern(row.app),
+            surface=intern(row.surface),
+            stage=row.stage,
+            tier=row.tier,
+            role=row.role,
+            owner_team=intern(row.owner_team),
+            health=row.health,
+            attention=row.attention,
+            budget_remaining=row.budget_remaining,
+            calibration=row.calibration,
+            normalized_entropy=row.normalized_entropy,
+            open_incident_id=row.open_incident_id,
+            group_label=None if row.group_label is None else intern(row.group_label),
+            group_started=row.group_started,
         )
 
 
