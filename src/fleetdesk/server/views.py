@@ -9,7 +9,7 @@ from typing import Any
 from fleetdesk.domain import playbook
 from fleetdesk.domain.registry import Model, Role, Tier
 from fleetdesk.domain.slo import SloStatus
-from fleetdesk.domain.stability import Health
+from fleetdesk.domain.stability import Health, signals
 from fleetdesk.server import incident_groups, task_buckets
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.problems import Problem
@@ -183,22 +183,12 @@ def fleet_rows(backend: Backend, offset: int, limit: int) -> bytes:
     """A page of the fleet table, worst first, as the JSON of ``ModelRows``: encoded here, because a pydantic
     row per model and FastAPI's serializing of them were four fifths of a whole-fleet load's server time."""
     with backend.store.read() as conn:
-        total, found = model_rows.page(
-            conn,
-            app=None,
-            surface=None,
-            tiers=[],
-            role=None,
-            health=None,
-            query=None,
-            sort=ModelSort.WORST,
-            offset=offset,
-            limit=limit,
-        )
+        total, found = model_rows.table_page(conn, offset, limit)
     rows = []
-    for row in found:
-        part = _registry_part(backend, row["id"])
-        group = _group(row["incident_group"])
+    for model_id, health, attention, budget, incident, weight, *sums, packed in found:
+        part = _registry_part(backend, model_id)
+        group = _group(packed)
+        signal = None if weight is None else signals(weight, *sums)
         rows.append(
             (
                 part["id"],
@@ -209,11 +199,11 @@ def fleet_rows(backend: Backend, offset: int, limit: int) -> bytes:
                 part["tier"],
                 part["role"],
                 part["owner_team"],
-                row["health"],
-                row["attention"],
-                row["budget_remaining"],
-                *(model_rows.last_signals(row) or (None, None)),
-                row["open_incident_id"],
+                health,
+                attention,
+                budget,
+                *(signal or (None, None)),
+                incident,
                 None if group is None else group.label,
                 None if group is None else iso(group.started_at),
             )

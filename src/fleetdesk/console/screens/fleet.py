@@ -35,8 +35,8 @@ from fleetdesk.wire import (
     Tier,
 )
 
-PAGE_SIZE = 2000
-"""Rows a page of the fleet brings: 50,000 models in 25 calls."""
+PAGE_SIZE = 5000
+"""Rows a page of the fleet brings: 50,000 models in 11 calls (with the first page)."""
 PAGES_AHEAD = 2
 """Pages asked for while one is read: the server builds the next while the console reads one."""
 FIRST_PAGE = 100
