@@ -34,9 +34,10 @@ from terminal import BARE_APP, Terminal, terminal_env
 from conftest import SCALES, at_scale, disk_quiet
 from fleetdesk.client import FleetdeskClient, PageRequest
 from fleetdesk.console.fleet_filter import matches, split
-from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.console.widgets.fleet.row import shared
 from fleetdesk.fleets.generator import generate_fleet
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
+from fleetdesk.wire import ModelRow
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 STARTS = 7
@@ -91,12 +92,12 @@ def screen_marker(server: EmbeddedServer) -> bytes:
 def filter_steps(server: EmbeddedServer, typed: str) -> list[tuple[str, bytes | None]]:
     """Each key of ``typed``, with the count line its repaint ends with when it changes what the filter shows."""
 
-    async def fetch() -> list[FleetRow]:
-        rows: list[FleetRow] = []
+    async def fetch() -> list[ModelRow]:
+        rows: list[ModelRow] = []
         async with FleetdeskClient(server.url, SecretStr(server.oncall_token)) as client:
             while True:
                 page = await client.fleet_rows(page=PageRequest(offset=len(rows), limit=5000))
-                rows.extend(map(FleetRow.of, page.rows))
+                rows.extend(map(shared, page.rows))
                 if not page.rows or len(rows) >= page.total:
                     return rows
 

@@ -13,19 +13,18 @@ from textual.app import App, ComposeResult
 
 from fleetdesk.console.glyphs import ASCII, UNICODE, Glyphs
 from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
-from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.console.widgets.fleet.table import FleetTable
 from fleetdesk.domain.fleet import FleetFile
 from fleetdesk.fleets import build_fleet, load_fleet
 from fleetdesk.fleets.generator import generate_fleet
-from fleetdesk.wire import Attention, Health
+from fleetdesk.wire import Attention, Health, ModelRow
 
 WIDTHS = [80, 100, 120]
 FOUNDATION = "ig_cross-surface_late-stage_transformer.fm-v4"
 
 
 @cache
-def fleet_rows(name: str) -> tuple[FleetRow, ...]:
+def fleet_rows(name: str) -> tuple[ModelRow, ...]:
     """Every model of a fleet as the fleet table holds it (health does not matter to ids)."""
     if name == "large":
         fleet = load_fleet("large")
@@ -40,7 +39,7 @@ def fleet_rows(name: str) -> tuple[FleetRow, ...]:
     for model in fleet.registry.models.values():
         model_type = vocabulary.parse(model.type)
         rows.append(
-            FleetRow(
+            ModelRow(
                 id=model.id,
                 type=model.type,
                 app=model_type.app,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from console_helpers import TIER2_EXPERIMENT, make_app, screen_text, wait_for
 from network import HoldingProxy
 from pydantic import SecretStr
@@ -242,7 +240,7 @@ async def test_cursor_stays_on_its_model_when_the_order_changes(server):
         assert chosen == fleet.shown_ids[2]
         worst = fleet.models[fleet.shown_ids[0]]
         fleet.update_model(
-            replace(worst, attention=Attention.OK)
+            worst._replace(attention=Attention.OK)
         )  # the worst model drops down the list
         await wait_for(pilot, lambda: fleet.shown_ids.index(chosen) == 1, "the re-sort")
         assert fleet.selected_id() == chosen
@@ -290,7 +288,7 @@ async def test_each_keystroke_shows_what_a_full_scan_would(server):
             for m in fleet.models.values()
             if m.id.startswith("ig_") and m.attention is Attention.OK
         )
-        fleet.update_model(replace(calm, attention=Attention.PAGE))  # now one of the "page" models
+        fleet.update_model(calm._replace(attention=Attention.PAGE))  # now one of the "page" models
         await pilot.press(*" ig")
         await pilot.pause()
         assert calm.id in fleet.shown_ids and fleet.shown_ids == full_scan()

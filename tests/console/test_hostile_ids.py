@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 
 from fleetdesk.client import FleetdeskClient
 from fleetdesk.console.glyphs import UNICODE
-from fleetdesk.console.widgets.fleet.row import FleetRow
+from fleetdesk.console.widgets.fleet.row import shared
 from fleetdesk.console.widgets.fleet.table import FleetTable
 from fleetdesk.console.widgets.model.context import ModelContext
 
@@ -33,7 +33,7 @@ async def test_hostile_ids_render_as_plain_escaped_text(server):
     detail = detail.model_copy(update={"model": detail.model.model_copy(update={"id": HOSTILE})})
     app = Harness()
     async with app.run_test(size=(200, 20)) as pilot:
-        app.query_one(FleetTable).set_models([FleetRow.of(row)])
+        app.query_one(FleetTable).set_models([shared(row)])
         app.query_one(ModelContext).show(detail, None, UNICODE)
         await pilot.pause()
         text = screen_text(app)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from fleetdesk.console.widgets.fleet.row import FleetRow
-from fleetdesk.wire import Attention, Health, Tier
+from fleetdesk.wire import Attention, Health, ModelRow, Tier
 
 _HEALTH_WORDS: dict[str, set[Attention | Health]] = {
     "page": {Attention.PAGE},
@@ -35,14 +34,14 @@ def tier_word(word: str) -> Tier | None:
     return None
 
 
-def haystack(model: FleetRow) -> str:
+def haystack(model: ModelRow) -> str:
     """The lower-case text a model's free words are searched in."""
     return " ".join(
         (model.id, model.type, model.app, model.surface, model.stage, model.owner_team, model.role)
     ).lower()
 
 
-def matches(model: FleetRow, words: list[str], text: str | None = None) -> bool:
+def matches(model: ModelRow, words: list[str], text: str | None = None) -> bool:
     """True when every word matches; ``text`` is the model's precomputed haystack."""
     return bool(
         narrow(
@@ -57,7 +56,7 @@ def matches(model: FleetRow, words: list[str], text: str | None = None) -> bool:
 def narrow(
     words: list[str],
     ids: Iterable[str],
-    models: Mapping[str, FleetRow],
+    models: Mapping[str, ModelRow],
     haystacks: Mapping[str, str],
 ) -> list[str]:
     """Those of ``ids`` (in their order) whose model every word matches. One pass over the list per word,

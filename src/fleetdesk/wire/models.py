@@ -109,9 +109,9 @@ class ModelRow(NamedTuple):
     calibration: float | None
     normalized_entropy: float | None
     open_incident_id: int | None
-    group_label: str | None
+    group_label: str | None = None
     """Its open incident is a shared-cause group on this surface ('Instagram · Feed')."""
-    group_started: Moment | None
+    group_started: Moment | None = None
 
     @classmethod
     def of(cls, model: ModelSummary) -> ModelRow:

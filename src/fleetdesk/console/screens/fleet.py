@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import replace
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,7 +20,7 @@ from fleetdesk.console.messages import LiveEvent
 from fleetdesk.console.screens.base import ConsoleScreen
 from fleetdesk.console.widgets.common.footer import KeyFooter
 from fleetdesk.console.widgets.common.status import StatusLine
-from fleetdesk.console.widgets.fleet.row import FleetRow, grouped
+from fleetdesk.console.widgets.fleet.row import grouped, shared
 from fleetdesk.console.widgets.fleet.summary import FleetCounts
 from fleetdesk.console.widgets.fleet.table import FleetTable
 from fleetdesk.wire import (
@@ -29,6 +28,7 @@ from fleetdesk.wire import (
     BucketClosedData,
     IncidentEventData,
     IncidentState,
+    ModelRow,
     ModelRows,
     RegistryEventData,
     SloChangedData,
@@ -57,7 +57,7 @@ class FleetScreen(ConsoleScreen):
     class Fetched(Message):
         """Models fetched, worst first: the whole fleet, or the first page of the first load."""
 
-        def __init__(self, rows: list[FleetRow], total: int, complete: bool = True) -> None:
+        def __init__(self, rows: list[ModelRow], total: int, complete: bool = True) -> None:
             super().__init__()
             self.rows = rows
             self.total = total
@@ -119,9 +119,9 @@ class FleetScreen(ConsoleScreen):
         self._tier: Tier | None = None
         self._loaded = False
         self._counts_pending = False
-        self._pending: dict[str, FleetRow] = {}
+        self._pending: dict[str, ModelRow] = {}
         """Live changes that arrived while another screen was on top."""
-        self._pending_fleet: list[FleetRow] | None = None
+        self._pending_fleet: list[ModelRow] | None = None
         self._first_page_shown = asyncio.Event()
         self._poll_timer: Timer | None = None
         self._refetch_pending = False
@@ -156,7 +156,7 @@ class FleetScreen(ConsoleScreen):
     async def poll_fleet(self) -> None:
         """Fetch every model, page by page; the next poll is scheduled when this one has finished."""
         client = self.console.client
-        rows: list[FleetRow] = []
+        rows: list[ModelRow] = []
         first_load = not self._loaded
         ahead: deque[asyncio.Task[ModelRows]] = deque()
         asked: int | None = None  # the offset the next page asked for starts at
@@ -181,7 +181,7 @@ class FleetScreen(ConsoleScreen):
                         )
                     )
                     asked += PAGE_SIZE
-                rows.extend(map(FleetRow.of, page.rows))
+                rows.extend(map(shared, page.rows))
                 if not more:
                     break
                 if first_load and len(rows) == len(page.rows):
@@ -250,7 +250,7 @@ class FleetScreen(ConsoleScreen):
             self._schedule_counts()
         self._pending = {}
 
-    def _current(self, model_id: str) -> FleetRow | None:
+    def _current(self, model_id: str) -> ModelRow | None:
         """A model as last known, changes not yet drawn included."""
         return self._pending.get(model_id) or self.query_one(FleetTable).models.get(model_id)
 
@@ -266,11 +266,10 @@ class FleetScreen(ConsoleScreen):
                 self._refetch_pending = True
                 self.call_later(self._refetch_once)
             return
-        changed: list[FleetRow] = []
+        changed: list[ModelRow] = []
         if isinstance(data, BucketClosedData) and (row := self._current(data.model_id)) is not None:
             changed.append(
-                replace(
-                    row,
+                row._replace(
                     health=data.health,
                     calibration=data.calibration,
                     normalized_entropy=data.normalized_entropy,
@@ -278,8 +277,7 @@ class FleetScreen(ConsoleScreen):
             )
         elif isinstance(data, SloChangedData) and (row := self._current(data.model_id)) is not None:
             changed.append(
-                replace(
-                    row,
+                row._replace(
                     health=data.health,
                     attention=data.attention,
                     budget_remaining=data.budget_remaining,
@@ -292,8 +290,7 @@ class FleetScreen(ConsoleScreen):
                 row = self._current(model_id)
                 if row is not None and (open_id is not None or row.open_incident_id == incident.id):
                     changed.append(
-                        replace(
-                            row,
+                        row._replace(
                             open_incident_id=open_id,
                             **grouped(incident.group if open_id is not None else None),
                         )

@@ -1,62 +1,39 @@
-"""One row of the fleet table: what the fleet view shows and filters on of a model, and nothing more.
+"""The fleet table's rows: the wire's ``ModelRow``, with its repeated words shared.
 
-The fleet view holds every model of the fleet (10,000 and more) for as long as the console runs; a
-slotted row whose repeated words (type, app, surface, team) are shared strings takes a fraction of a
-ModelSummary's memory (about 0.5 KB against 5 KB).
+The fleet view holds every model of the fleet (50,000 and more) for as long as the console runs; a row whose
+repeated words (type, app, surface, team) are shared strings takes a fraction of a ModelSummary's memory
+(about 0.5 KB against 5 KB).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from sys import intern
 from typing import TypedDict
 
-from fleetdesk.domain.model_type import FunnelStage
-from fleetdesk.wire import Attention, Health, IncidentGroup, ModelRow, Role, Tier
+from fleetdesk.wire import IncidentGroup, ModelRow
 
 
-@dataclass(frozen=True, slots=True)
-class FleetRow:
-    id: str
-    type: str
-    app: str
-    surface: str
-    stage: FunnelStage
-    tier: Tier
-    role: Role
-    owner_team: str
-    health: Health
-    attention: Attention
-    budget_remaining: float | None
-    calibration: float | None
-    normalized_entropy: float | None
-    open_incident_id: int | None
-    group_label: str | None = None
-    """Its open incident is a shared-cause group on this surface ('Instagram · Feed')."""
-    group_started: datetime | None = None
-
-    @classmethod
-    def of(cls, row: ModelRow) -> FleetRow:
-        """The wire's row, its repeated words shared."""
-        return cls(
-            id=row.id,
-            type=intern(row.type),
-            app=intern(row.app),
-            surface=intern(row.surface),
-            stage=row.stage,
-            tier=row.tier,
-            role=row.role,
-            owner_team=intern(row.owner_team),
-            health=row.health,
-            attention=row.attention,
-            budget_remaining=row.budget_remaining,
-            calibration=row.calibration,
-            normalized_entropy=row.normalized_entropy,
-            open_incident_id=row.open_incident_id,
-            group_label=None if row.group_label is None else intern(row.group_label),
-            group_started=row.group_started,
-        )
+def shared(row: ModelRow) -> ModelRow:
+    """The row as the table keeps it: its repeated words one string each across the fleet."""
+    return ModelRow(
+        row.id,
+        intern(row.type),
+        intern(row.app),
+        intern(row.surface),
+        row.stage,
+        row.tier,
+        row.role,
+        intern(row.owner_team),
+        row.health,
+        row.attention,
+        row.budget_remaining,
+        row.calibration,
+        row.normalized_entropy,
+        row.open_incident_id,
+        None if row.group_label is None else intern(row.group_label),
+        row.group_started,
+    )
 
 
 class Grouping(TypedDict):

@@ -24,9 +24,8 @@ from fleetdesk.console.fleet_filter import haystack, matches, narrow, wider_filt
 from fleetdesk.console.glyphs import ATTENTION_STYLE, Glyphs
 from fleetdesk.console.palette import palette
 from fleetdesk.console.widgets.fleet.fitted_ids import fit_ids
-from fleetdesk.console.widgets.fleet.row import FleetRow
 from fleetdesk.domain.text import sanitize
-from fleetdesk.wire import Attention
+from fleetdesk.wire import Attention, ModelRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +62,7 @@ experiment's incident is a ticket), the ticket it raises instead; pages sort abo
 """Rows whose cells and line stay cached for scrolling back and for diffing updates."""
 
 
-def sort_key(model: FleetRow) -> tuple[int, int, float, str]:
+def sort_key(model: ModelRow) -> tuple[int, int, float, str]:
     """Worst first: attention, then tier (TIER0 first), then least budget left, then id."""
     budget = model.budget_remaining if model.budget_remaining is not None else math.inf
     return (model.attention.rank, model.tier.rank, budget, model.id)
@@ -205,7 +204,7 @@ class FleetTable(ScrollView, can_focus=True):
         """time.monotonic() of the engineer's last cursor move."""
         self._worst: str | None = None
         """The worst model of the whole fleet (filter or not) when the order was last made."""
-        self.models: dict[str, FleetRow] = {}
+        self.models: dict[str, ModelRow] = {}
         self.columns: list[Column] = []
         self._haystacks: dict[str, str] = {}
         self._cells: dict[str, dict[str, Text]] = {}
@@ -231,7 +230,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     # --- data -----------------------------------------------------------------
 
-    def set_models(self, models: list[FleetRow]) -> None:
+    def set_models(self, models: list[ModelRow]) -> None:
         """Replace the whole fleet (a full refresh): rows change only where the data did."""
         fresh = {model.id: model for model in models}
         if fresh.keys() == self.models.keys() and all(
@@ -250,7 +249,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._forget_drawn()
         self._rebuild()
 
-    def update_model(self, model: FleetRow) -> None:
+    def update_model(self, model: ModelRow) -> None:
         """One model changed: re-sort when its place moved, else redraw only the cells that differ."""
         old = self.models.get(model.id)
         if old == model:
@@ -292,7 +291,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._cells = {}
         self._lines = {}
 
-    def _visibility_changed(self, model: FleetRow) -> bool:
+    def _visibility_changed(self, model: ModelRow) -> bool:
         visible = matches(model, self._words, self._haystacks[model.id])
         return visible != (model.id in self._rows)
 
@@ -546,7 +545,7 @@ class FleetTable(ScrollView, can_focus=True):
             cells = self._cells[model_id] = self._render_cells(self.models[model_id])
         return cells
 
-    def _render_cells(self, model: FleetRow) -> dict[str, Text]:
+    def _render_cells(self, model: ModelRow) -> dict[str, Text]:
         colours = palette(self.app)
         attention_style = colours.get(ATTENTION_STYLE[model.attention], "")
         budget_style = colours.get("error", "") if (model.budget_remaining or 0) < 0 else ""
