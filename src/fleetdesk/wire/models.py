@@ -49,7 +49,7 @@ class DecodedType(WireModel):
 
 
 class ModelSummary(WireModel):
-    """One row of the fleet table."""
+    """One model of the listing of models (``GET /v1/models``); the fleet table loads ``ModelRow`` instead."""
 
     id: str
     type: str

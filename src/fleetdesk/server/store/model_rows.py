@@ -108,9 +108,7 @@ def page(
         ORDER[sort],
         offset,
         limit,
-        # The whole fleet's size from the summary's counts: PostgreSQL counts a table by reading all of it,
-        # and a whole-fleet load asks for a hundred pages at 50,000 models.
-        total=None if where else sum(row[3] for row in counts(conn)),
+        total=None if where else fleet_size(conn),
     )
 
 
@@ -128,7 +126,7 @@ def table_page(conn: Connection, offset: int, limit: int) -> tuple[int, list[Row
         ORDER["worst"],
         offset,
         limit,
-        total=sum(row[3] for row in counts(conn)),
+        total=fleet_size(conn),
     )
 
 
@@ -192,6 +190,12 @@ def counts(conn: Connection) -> list[Row]:
     return conn.execute(
         "SELECT health, tier, attention, n FROM model_counts WHERE n > 0"
     ).fetchall()
+
+
+def fleet_size(conn: Connection) -> int:
+    """How many models there are, from the summary's counts: PostgreSQL counts a table by reading all of it,
+    and an unfiltered listing of the fleet asks at every page."""
+    return sum(row[3] for row in counts(conn))
 
 
 def worst(conn: Connection, limit: int) -> list[Row]:
