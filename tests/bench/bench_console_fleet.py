@@ -130,11 +130,13 @@ def large_fleet() -> Iterator[EmbeddedServer]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def generated_fleet(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[Callable[[str, int], EmbeddedServer]]:
-    """A server on a generated fleet of the given size in the given store, seeded once per session."""
+    """A server on a generated fleet of the given size in the given store, seeded once. The servers stop with
+    this module: left running (one per store and size) until the session's end, they were still there while
+    the server bench measured action latency."""
     servers: dict[tuple[str, int], EmbeddedServer] = {}
 
     def serve(store: str, size: int) -> EmbeddedServer:
