@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -33,9 +31,8 @@ import pytest
 from pydantic import SecretStr
 
 from fleetdesk.client import ActionIntent, ClientTimeouts, FleetdeskClient, PageRequest
-from fleetdesk.server.auth import create_token
-from fleetdesk.server.store import Store
-from fleetdesk.wire import AccessRole, ActionKind
+from fleetdesk.wire import ActionKind
+from serve_process import ServeProcess, admin_token
 
 CLIENTS = 50
 ACTIONS_PER_CLIENT = 10
@@ -124,34 +121,10 @@ async def through_httpx(url: str, token: str, models: list[str]) -> tuple[list[f
 @pytest.mark.timeout(900)
 def test_client_overhead_at_50_clients(tmp_path: Path, figures: Any) -> None:
     db = tmp_path / "bench.sqlite"
-    store = Store(db)
-    store.migrate()
-    token = create_token(store, "bench", AccessRole.ADMIN, [])
-    store.close()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fleetdesk.cli",
-            "serve",
-            "--fleet",
-            "small",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            "--now",
-            NOW.isoformat(),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    token = admin_token(db, "bench")
+    server = ServeProcess(db, 0, "--fleet", "small").start()
+    url = server.url
     try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        assert "fleetdesk serving" in first, first
-        url = first.split(" on ")[-1].strip()
 
         async def measure() -> None:
             async with FleetdeskClient(url, SecretStr(token), timeouts=TIMEOUTS) as admin:
@@ -195,7 +168,4 @@ def test_client_overhead_at_50_clients(tmp_path: Path, figures: Any) -> None:
 
         asyncio.run(measure())
     finally:
-        process.terminate()
-        process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
+        server.stop()

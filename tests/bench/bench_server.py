@@ -31,8 +31,6 @@ import asyncio
 import random
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -52,6 +50,7 @@ from fleetdesk.server.clock import Clock
 from fleetdesk.server.embedded import EmbeddedServer, start_embedded
 from fleetdesk.server.store import Store
 from fleetdesk.wire import AccessRole
+from serve_process import ServeProcess
 
 Figures = Any  # tests/bench/conftest.py's figures fixture
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -174,28 +173,9 @@ def test_action_p99_at_50_clients(
     token = create_token(opened, "bench", AccessRole.ADMIN, [])
     model = opened.connection().execute("SELECT id FROM models ORDER BY key LIMIT 1").fetchone()[0]
     opened.close()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fleetdesk.cli",
-            "serve",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            "--now",
-            NOW.isoformat(),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    server = ServeProcess(db).start()
+    url = server.url
     try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        assert "fleetdesk serving" in first, first
-        url = first.split(" on ")[-1].strip()
         path = f"/v1/models/{model}/actions/note"
         # Opening a store judges every model again. Before it left the judgements that did not change alone,
         # that rewrote 10,000 rows at 10,000 models; written back while notes were measured, those writes
@@ -262,10 +242,7 @@ def test_action_p99_at_50_clients(
             reference_name="/healthz p99",
         )
     finally:
-        process.terminate()
-        process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
+        server.stop()
 
 
 @pytest.mark.timeout(1800)

@@ -14,8 +14,7 @@ import httpx
 import pytest
 
 from fleetdesk.server.embedded import EmbeddedServer
-
-from .serve_process import serve_ready
+from serve_process import serve_ready
 
 EXAMPLES = 25
 """Generated requests per operation and phase: enough to reach every parameter shape, bounded for CI."""

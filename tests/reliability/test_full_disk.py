@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .serve_process import NOW, serve_ready
+from serve_process import NOW, serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 NOTE = "x" * 9000  # a few pages per note: the disk fills in a few hundred writes

@@ -25,8 +25,7 @@ from fleetdesk.client import (
     StaleState,
 )
 from fleetdesk.wire import ActionKind
-
-from .serve_process import ServeProcess, admin_token, free_port
+from serve_process import ServeProcess, admin_token, free_port
 
 CLIENTS = 50
 SECONDS = 5.0

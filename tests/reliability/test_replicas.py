@@ -18,8 +18,7 @@ import httpx
 import pytest
 
 from postgres_cluster import Cluster
-
-from .serve_process import NOW, ServeProcess, free_port, serve_ready
+from serve_process import NOW, ServeProcess, free_port, serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 TAKEOVER_SECONDS = 30  # the ticker asks every 5 s; generous for a loaded machine

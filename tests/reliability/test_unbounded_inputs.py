@@ -26,8 +26,7 @@ from hypothesis import strategies as st
 
 from fleetdesk.server import limits
 from fleetdesk.server.embedded import EmbeddedServer
-
-from .serve_process import serve_ready
+from serve_process import serve_ready
 
 MIB = 1024 * 1024
 ATTACK_BYTES = 100 * MIB

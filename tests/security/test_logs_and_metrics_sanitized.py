@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.server.logs import SanitizingFormatter
-from reliability.serve_process import serve_ready  # tests/ is on sys.path
+from serve_process import serve_ready  # tests/ is on sys.path
 
 from .hostile import HOSTILE_ID, hostile_fleet, leaks
 

@@ -22,7 +22,7 @@ from fleetdesk.client import ActionIntent, FleetdeskClient, Unauthorized
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.wire import AccessRole, ActionKind
-from reliability.serve_process import (  # tests/ is on sys.path (rootdir-relative packages)
+from serve_process import (  # tests/ is on sys.path (rootdir-relative packages)
     ServeProcess,
     free_port,
 )

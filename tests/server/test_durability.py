@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 import uuid
 from collections import Counter
@@ -13,50 +9,20 @@ from pathlib import Path
 
 import httpx
 
-from fleetdesk.server.auth import create_token
-from fleetdesk.server.store import Store
-from fleetdesk.wire import AccessRole
+from serve_process import ServeProcess, admin_token
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 WORKERS = 4
 KILL_AFTER = 24
 
 
-def _serve(db: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fleetdesk.cli",
-            "serve",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            "--now",
-            "2026-11-30T12:00:00+00:00",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()  # printed once the socket listens and the db is ready
-    assert "fleetdesk serving" in first, (
-        first + process.stderr.read() if process.poll() is not None else first
-    )
-    return process, first.split(" on ")[-1].strip()
-
-
 def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
     db = tmp_path / "fleetdesk.sqlite"
-    store = Store(db)
-    store.migrate()
-    token = create_token(store, "chaos", AccessRole.ADMIN, [])
-    store.close()
+    token = admin_token(db)
     headers = {"Authorization": f"Bearer {token}"}
 
-    process, url = _serve(db)
+    server = ServeProcess(db).start()
+    url = server.url
     acknowledged: list[str] = []
     lock = threading.Condition()
 
@@ -83,19 +49,15 @@ def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
             thread.start()
         with lock:
             assert lock.wait_for(lambda: len(acknowledged) >= KILL_AFTER, timeout=60)
-        os.kill(process.pid, signal.SIGKILL)
+        server.kill()  # SIGKILL, and checks that this is what ended it
         for thread in threads:
             thread.join(30)
     finally:
-        process.kill()
-        process.wait(10)
-        process.stdout.close()  # type: ignore[union-attr]
-        process.stderr.close()  # type: ignore[union-attr]
-    assert process.returncode == -signal.SIGKILL
+        server.stop()
 
-    restarted, url = _serve(db)
+    restarted = ServeProcess(db).start()
     try:
-        with httpx.Client(base_url=url, headers=headers, timeout=10) as client:
+        with httpx.Client(base_url=restarted.url, headers=headers, timeout=10) as client:
             records = client.get("/v1/audit", params={"model_id": MODEL, "limit": 1000}).json()[
                 "items"
             ]
@@ -114,7 +76,4 @@ def test_sigkill_loses_no_acknowledged_action(tmp_path: Path) -> None:
                 records
             )
     finally:
-        restarted.terminate()
-        restarted.wait(10)
-        restarted.stdout.close()  # type: ignore[union-attr]
-        restarted.stderr.close()  # type: ignore[union-attr]
+        restarted.stop()

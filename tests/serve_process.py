@@ -1,4 +1,6 @@
-"""A real ``fleetdesk serve`` subprocess on a fixed loopback port, so it can be SIGKILLed and restarted in place."""
+"""A real ``fleetdesk serve`` subprocess on loopback: on a port the system picks (port 0), or on a fixed one so
+that it can be SIGKILLed and restarted in place. Its own process, so a load generator in the test's process does
+not share the server's GIL."""
 
 from __future__ import annotations
 
@@ -36,9 +38,12 @@ def admin_token(db: Path, user: str = "chaos") -> str:
 
 
 class ServeProcess:
-    """``fleetdesk serve --db DB --port PORT``; ``log`` collects everything it prints (stdout and stderr)."""
+    """``fleetdesk serve --db DB --port PORT``; ``log`` collects everything it prints (stdout and stderr), ``url``
+    is where it listens once started."""
 
-    def __init__(self, db: Path, port: int, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, db: Path | str, port: int = 0, *extra: str, env: dict[str, str] | None = None
+    ) -> None:
         self.db, self.port, self.extra, self.env = db, port, extra, env
         self.url = f"http://127.0.0.1:{port}"
         self.log: list[str] = []
@@ -73,6 +78,7 @@ class ServeProcess:
         if "fleetdesk serving" not in first:
             rest = self.process.stdout.read() if self.process.wait(30) is not None else ""
             raise AssertionError(f"fleetdesk serve did not start: {first}{rest}")
+        self.url = first.rsplit(" on ", 1)[1].strip()
         self._pump = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._pump.start()
         return self
