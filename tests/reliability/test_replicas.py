@@ -2,7 +2,8 @@
 
 An action through one is in the other's audit log and on its live event stream, and resumes by
 Last-Event-ID on either; the same Idempotency-Key sent to both at once applies once; when the leader
-is SIGKILLed, the other replica takes over closing slots within seconds.
+is SIGKILLed, the other replica takes over closing slots within seconds, and delivers the pages it had
+queued for an Alertmanager that was down.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from integration.processes import alertmanager, wait_until
 from postgres_cluster import Cluster
 from serve_process import NOW, ServeProcess, free_port, serve_ready
 
@@ -150,3 +153,50 @@ def _epoch(text: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(text).timestamp()
+
+
+@pytest.mark.integration
+def test_a_page_queued_by_a_replica_that_died_is_delivered_by_the_other(
+    postgres: Cluster, tmp_path: Path
+) -> None:
+    """The escalation goes out through the first replica while Alertmanager is down, so its page waits in the
+    shared outbox; that replica is SIGKILLed; once Alertmanager is up the other replica delivers the page and
+    writes so on the incident."""
+    directory = tmp_path / "alertmanager"
+    directory.mkdir()
+    daemon = alertmanager(directory)  # configured, not started: down during the escalation
+    url = postgres.fresh_database()
+    first, token = serve_ready(url, "--alertmanager-url", daemon.url)
+    second = ServeProcess(url, free_port(), "--alertmanager-url", daemon.url).start()
+    try:
+        with _client(first, token) as client:
+            escalation = client.post(
+                f"/v1/models/{MODEL}/actions/escalate",
+                json={"reason": "queued on a replica that dies"},
+                headers={"Idempotency-Key": uuid.uuid4().hex},
+            )
+            assert escalation.status_code == 200, escalation.text
+            incident = escalation.json()["incident_id"]
+            timeline = client.get(f"/v1/incidents/{incident}").json()["timeline"]
+            assert [entry for entry in timeline if entry["kind"] == "page_failed"], timeline
+        first.kill()
+        daemon.start()
+
+        def paged() -> list[dict[str, object]]:
+            alerts = httpx.get(f"{daemon.url}/api/v2/alerts", timeout=2.0).json()
+            return [alert for alert in alerts if alert["labels"].get("model_id") == MODEL]
+
+        (alert,) = wait_until(paged, 60.0, "the queued page in Alertmanager", interval=0.5)
+        assert alert["annotations"]["reason"] == "queued on a replica that dies"
+        with _client(second, token) as client:
+
+            def delivered() -> list[dict[str, object]]:
+                timeline = client.get(f"/v1/incidents/{incident}").json()["timeline"]
+                return [entry for entry in timeline if entry["kind"] == "page_delivered"]
+
+            (entry,) = wait_until(delivered, 20.0, "the delivery on the incident", interval=0.5)
+            assert "delivered on try" in str(entry["text"])
+    finally:
+        second.stop()
+        first.stop()
+        daemon.stop()

@@ -112,11 +112,6 @@ def _report_prometheus(source: PrometheusMetricsSource) -> None:
 
 def attach_paging(backend: Backend, target: OutboundPagingTarget) -> None:
     """Make ``target`` the backend's paging target and start its outbox."""
-    if backend.store.local_file is None:
-        # The outbox is still a table of the SQLite file only; paging on a shared database is not built yet.
-        raise IntegrationError(
-            f"outbound paging (Alertmanager, webhook) needs a SQLite --db for now, not {backend.store.where}"
-        )
     target.attach(backend)
     backend.paging = target
 

@@ -21,7 +21,6 @@ from fleetdesk.domain.text import sanitize
 from fleetdesk.server import incidents
 from fleetdesk.server.integrations.outbox import Outbox, OutboxEntry, RetryBackoff
 from fleetdesk.server.paging import PagingError, PagingTarget
-from fleetdesk.server.store import outbox_rows
 from fleetdesk.wire import Page
 
 if TYPE_CHECKING:
@@ -72,10 +71,8 @@ class OutboundPagingTarget(PagingTarget):
     def attach(self, backend: Backend) -> None:
         """Use this backend's database for the outbox and its incidents; start retrying."""
         self._backend = backend
-        database = backend.store.local_file
-        assert database is not None, "attach_paging refuses a shared database"
         self._outbox = Outbox(
-            database,
+            backend.store,
             self.name,
             self.send,
             self._backoff,
@@ -99,6 +96,7 @@ class OutboundPagingTarget(PagingTarget):
             f"page to {page.team}",
             self.page_payload(page, model, datetime.now(UTC)),
         )
+        assert entry is not None  # a page follows nothing up, so it is always stored
         if entry.delivered_at is None:
             raise PagingError(
                 f"{self.where} did not take it ({entry.last_error}); "
@@ -137,9 +135,7 @@ class OutboundPagingTarget(PagingTarget):
 
     def _send_resolves(self) -> None:
         """Withdraw the pages of incidents that resolved since (once per page)."""
-        with outbox_rows.connect(self.outbox.db_path) as db:
-            pages = outbox_rows.unresolved_pages(db, self.name, PAGE)
-        for page_id, incident_id, model_id, description, payload in pages:
+        for page_id, incident_id, model_id, description, payload in self.outbox.unfollowed(PAGE):
             self.outbox.send(
                 RESOLVE,
                 model_id,

@@ -1,29 +1,41 @@
 """A durable outbox for outbound pages: stored before the first try, retried until delivered.
 
 A delivery that fails (Alertmanager down, a webhook receiver failing) is never
-dropped: it stays in a SQLite table (``store/outbox_rows.py``) and a background thread retries it with
-full-jitter exponential backoff, across restarts, until it goes through. Every
-try's outcome goes to the listeners, so the server can show it on the incident.
+dropped: it stays in a table of the store (``store/outbox_rows.py``) and a background thread retries it with
+full-jitter exponential backoff, across restarts, until it goes through. With several replicas on one
+database each runs that thread, and each due delivery is claimed by one of them for its try, so a delivery
+queued by a replica that died is sent by another, once. Every try's outcome goes to the listeners, so the
+server can show it on the incident.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from fleetdesk.server.integrations.answers import AnswerTooLarge, post_bounded
-from fleetdesk.server.store import outbox_rows
+from fleetdesk.server.store import StoreError, outbox_rows
+
+if TYPE_CHECKING:
+    from fleetdesk.server.store import Store
+    from fleetdesk.server.store.contract import Connection
+    from fleetdesk.server.store.outbox_rows import OutboxRow
+
+log = logging.getLogger("fleetdesk.server.integrations")
 
 FIRST_TRY_GRACE = 60.0
-"""Seconds after which a stored delivery whose first try never reported back (crash) is retried."""
+"""Seconds after which a stored or claimed delivery whose try never reported back (crash) is retried."""
+CLAIM_BATCH = 4
+"""Deliveries claimed at a time: their tries (5 s timeouts) end well within FIRST_TRY_GRACE, so no claim runs
+out while its replica is still on it."""
 
 
 class RetryBackoff(BaseModel):
@@ -92,7 +104,7 @@ class Outbox:
 
     def __init__(
         self,
-        db_path: Path | str,
+        store: Store,
         target: str,
         deliver: Deliver,
         backoff: RetryBackoff | None = None,
@@ -100,7 +112,7 @@ class Outbox:
         sweep: Sweep | None = None,
         sweep_interval: float = 2.0,
     ) -> None:
-        self.db_path = Path(db_path)
+        self.store = store
         self.target = target
         self._deliver = deliver
         self._sweep = sweep
@@ -114,7 +126,6 @@ class Outbox:
         # The first try (from send) and the retry thread never send one entry at once.
         self._in_flight: set[int] = set()
         self._in_flight_lock = threading.Lock()
-        outbox_rows.create(self.db_path)
 
     def add_listener(self, listener: OutcomeListener) -> None:
         self._listeners.append(listener)
@@ -127,21 +138,26 @@ class Outbox:
         description: str,
         payload: Any,
         about_id: int | None = None,
-    ) -> OutboxEntry:
-        """Store the delivery, then try it once now; a failure leaves it queued for retry."""
-        return self._attempt(
-            self._insert(kind, about_id, model_id, incident_id, description, payload)
-        )
+    ) -> OutboxEntry | None:
+        """Store the delivery, then try it once now; a failure leaves it queued for retry. None for a follow-up
+        (``about_id``) that its delivery already has: another replica's sweep stored it first."""
+        entry = self._insert(kind, about_id, model_id, incident_id, description, payload)
+        return None if entry is None else self._attempt(entry)
 
     def pending(self) -> list[OutboxEntry]:
         """Deliveries not through yet, oldest first."""
-        with outbox_rows.connect(self.db_path) as db:
-            return [_entry(row) for row in outbox_rows.undelivered(db, self.target)]
+        return [_entry(row) for row in outbox_rows.undelivered(self._conn(), self.target)]
 
     def for_incident(self, incident_id: int) -> list[OutboxEntry]:
         """Every delivery made for one incident, oldest first."""
-        with outbox_rows.connect(self.db_path) as db:
-            return [_entry(row) for row in outbox_rows.of_incident(db, self.target, incident_id)]
+        return [
+            _entry(row) for row in outbox_rows.of_incident(self._conn(), self.target, incident_id)
+        ]
+
+    def unfollowed(self, kind: str) -> list[OutboxRow]:
+        """Deliveries of ``kind`` whose incident resolved and that nothing followed up yet: (id, incident_id,
+        model_id, description, payload) each."""
+        return outbox_rows.unresolved_pages(self._conn(), self.target, kind)
 
     def start(self) -> None:
         """Retry due deliveries in a background thread (also those left by an earlier run)."""
@@ -161,19 +177,44 @@ class Outbox:
 
     def _retry_loop(self) -> None:
         while not self._stopping.is_set():
-            if self._sweep is not None:
-                self._sweep()
-            with outbox_rows.connect(self.db_path) as db:
-                due = [_entry(row) for row in outbox_rows.due(db, self.target, _iso(_now()))]
-            for entry in due:
-                if self._stopping.is_set():
-                    return
-                self._attempt(entry)
-            wait = self._seconds_to_next()
-            if self._sweep is not None:
-                wait = self._sweep_interval if wait is None else min(wait, self._sweep_interval)
+            try:
+                if self._retry_due():
+                    continue  # a full claim: more may be due now
+                wait = self._seconds_to_next_pass()
+            except StoreError as error:
+                # The database is away (a PostgreSQL restart): nothing is lost, the rows wait there.
+                log.warning(
+                    "outbox %s: cannot read its deliveries now (%s); retrying", self.target, error
+                )
+                wait = self._sweep_interval
             self._wake.wait(timeout=wait)
             self._wake.clear()
+
+    def _retry_due(self) -> bool:
+        """One pass: the sweep, then the deliveries due now that this replica claims; whether more may be due."""
+        if self._sweep is not None:
+            self._sweep()
+        now = _now()
+        due = [
+            _entry(row)
+            for row in outbox_rows.claim_due(
+                self._conn(),
+                self.target,
+                _iso(now),
+                _iso(now + timedelta(seconds=FIRST_TRY_GRACE)),
+                CLAIM_BATCH,
+            )
+        ]
+        for entry in due:
+            if self._stopping.is_set():
+                return False  # the rest of the claim runs out and is retried (here or by another replica)
+            self._attempt(entry)
+        return len(due) == CLAIM_BATCH
+
+    def _seconds_to_next_pass(self) -> float:
+        # Every sweep_interval at least: the sweep runs then, and so does a look for what other replicas queued.
+        wait = self._seconds_to_next()
+        return self._sweep_interval if wait is None else min(wait, self._sweep_interval)
 
     def _attempt(self, entry: OutboxEntry) -> OutboxEntry:
         with self._in_flight_lock:
@@ -188,14 +229,12 @@ class Outbox:
                 error = str(failure)
             now = _now()
             if error is None:
-                with outbox_rows.connect(self.db_path) as db:
-                    updated = _entry(outbox_rows.delivered(db, entry.id, _iso(now)))
+                updated = _entry(outbox_rows.delivered(self._conn(), entry.id, _iso(now)))
             else:
                 retry_at = now + timedelta(
                     seconds=self.backoff.delay(entry.attempts + 1, self._rng)
                 )
-                with outbox_rows.connect(self.db_path) as db:
-                    updated = _entry(outbox_rows.failed(db, entry.id, _iso(retry_at), error))
+                updated = _entry(outbox_rows.failed(self._conn(), entry.id, _iso(retry_at), error))
                 self._wake.set()
         finally:
             with self._in_flight_lock:
@@ -212,28 +251,30 @@ class Outbox:
         incident_id: int | None,
         description: str,
         payload: Any,
-    ) -> OutboxEntry:
+    ) -> OutboxEntry | None:
         now = _now()
-        # The first try follows at once; the retry thread only takes the entry
+        # The first try follows at once; a retry thread (this replica's or another's) only takes the entry
         # over if that try never reports back (the process died mid-try).
-        with outbox_rows.connect(self.db_path) as db:
-            row = outbox_rows.insert(
-                db,
-                self.target,
-                kind,
-                about_id,
-                incident_id,
-                model_id,
-                description,
-                json.dumps(payload),
-                _iso(now),
-                _iso(now + timedelta(seconds=FIRST_TRY_GRACE)),
-            )
-        return _entry(row)
+        row = outbox_rows.insert(
+            self._conn(),
+            self.target,
+            kind,
+            about_id,
+            incident_id,
+            model_id,
+            description,
+            json.dumps(payload),
+            _iso(now),
+            _iso(now + timedelta(seconds=FIRST_TRY_GRACE)),
+        )
+        return None if row is None else _entry(row)
+
+    def _conn(self) -> Connection:
+        # This thread's connection outside any transaction: each outbox statement commits on its own.
+        return self.store.connection()
 
     def _seconds_to_next(self) -> float | None:
-        with outbox_rows.connect(self.db_path) as db:
-            earliest = outbox_rows.next_attempt_at(db, self.target)
+        earliest = outbox_rows.next_attempt_at(self._conn(), self.target)
         if earliest is None:
             return None
         return max((datetime.fromisoformat(earliest) - _now()).total_seconds(), 0.0)
@@ -249,7 +290,7 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def _entry(row: tuple[Any, ...]) -> OutboxEntry:
+def _entry(row: OutboxRow) -> OutboxEntry:
     (
         entry_id,
         target,

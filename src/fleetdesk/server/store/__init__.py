@@ -13,7 +13,7 @@ return rows or values. Each module holds the statements of the tables it is name
 - ``event_log``: the event log behind ``/v1/events``;
 - ``tokens``: API bearer tokens (hashes only);
 - ``idempotency_keys``: the stored responses of mutating requests;
-- ``outbox_rows``: the durable outbox of outbound deliveries, with its table and connections;
+- ``outbox_rows``: the durable outbox of outbound deliveries, claimed per try where replicas share it;
 - ``listing`` (internal): one page of a listing, count first.
 
 Schema and migrations are ``sqlite_schema`` and ``postgres_schema``; the few expressions the two

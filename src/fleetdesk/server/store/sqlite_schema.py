@@ -364,6 +364,31 @@ UPDATE models SET (last_weight, last_label_sum, last_prediction_sum, last_cross_
 ) WHERE last_bucket_start IS NOT NULL;
 """
 
+_SCHEMA_V13 = """
+-- The outbox of outbound deliveries (Alertmanager pages, webhooks) becomes one of the store's tables, as on
+-- PostgreSQL. Servers before this version made it themselves in the same file (IF NOT EXISTS keeps their rows).
+CREATE TABLE IF NOT EXISTS integration_outbox (
+    id INTEGER PRIMARY KEY,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    about_id INTEGER,
+    incident_id INTEGER,
+    model_id TEXT NOT NULL,
+    description TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    delivered_at TEXT
+);
+CREATE INDEX IF NOT EXISTS integration_outbox_due
+    ON integration_outbox (target, next_attempt_at) WHERE delivered_at IS NULL;
+-- One follow-up (a page's withdrawal) per delivery, however many replicas sweep for them at once.
+CREATE UNIQUE INDEX IF NOT EXISTS integration_outbox_follow_up
+    ON integration_outbox (about_id) WHERE about_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -393,6 +418,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "the newest bucket's sums on its model's row, so listing the fleet looks up no bucket per model",
         _SCHEMA_V12,
     ),
+    (13, "the outbox of outbound deliveries is a table of the store", _SCHEMA_V13),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
