@@ -153,3 +153,34 @@ def test_blob_io_cannot_rewrite_a_record_in_place(server: EmbeddedServer) -> Non
         assert before[0][columns.index("before")] and before[0][columns.index("after")]
     finally:
         foreign.close()
+
+
+@pytest.mark.parametrize("table", ["registry_versions", "model_versions", "type_versions"])
+def test_blob_io_cannot_rewrite_the_registry_history_in_place(
+    server: EmbeddedServer, table: str
+) -> None:
+    """The registry's history is evidence as the audit log is: no column of its tables opens for writing."""
+    foreign = sqlite3.connect(server.db_path, timeout=10)
+    try:
+        if table == "type_versions":  # the small fleet's registry has no type records: append one
+            foreign.execute(
+                "INSERT INTO type_versions VALUES ('sealed-check', 0, '{\"bands\": {}}')"
+            )
+            foreign.commit()
+        before = foreign.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+        assert before, f"{table} is empty: nothing to try"
+        columns = [row[1] for row in foreign.execute(f"PRAGMA table_info({table})")]
+        (rowid,) = foreign.execute(f"SELECT min(rowid) FROM {table}").fetchone()
+        rewritten = []
+        for column in columns:
+            try:
+                with foreign.blobopen(table, column, rowid) as blob:
+                    blob.write(b"X" * len(blob))
+                foreign.commit()
+                rewritten.append(column)
+            except sqlite3.OperationalError:
+                pass  # "cannot open indexed column for writing" (or not a text value at all)
+        assert not rewritten, rewritten
+        assert foreign.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall() == before
+    finally:
+        foreign.close()

@@ -77,7 +77,7 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
     store.close()
 
     store = Store(where)
-    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 13
+    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 14
     with store.read() as conn:
         seeded = registry_log.latest_version(conn)
         assert seeded is not None and seeded.version == 0 and seeded.at == fleet.timeline.end

@@ -374,5 +374,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         _SCHEMA_V12,
     ),
     (13, "the outbox of outbound deliveries is a table of the store (SQLite's 13)", _SCHEMA_V13),
+    (
+        14,
+        "nothing to do: PostgreSQL has no in-place blob writes (SQLite's 14 seals the registry history)",
+        "SELECT 1;",
+    ),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""

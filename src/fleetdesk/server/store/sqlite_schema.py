@@ -389,6 +389,14 @@ CREATE UNIQUE INDEX IF NOT EXISTS integration_outbox_follow_up
     ON integration_outbox (about_id) WHERE about_id IS NOT NULL;
 """
 
+_SCHEMA_V14 = """
+-- The registry's history sealed against incremental blob I/O as the audit log is (see 7): every column of its
+-- three tables in an index (the keys and registry_versions.at had theirs already).
+CREATE INDEX registry_versions_sealed ON registry_versions (actor, reason);
+CREATE INDEX model_versions_sealed ON model_versions (kind, record);
+CREATE INDEX type_versions_sealed ON type_versions (record);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema", _SCHEMA_V1),
     (2, "per-day health counts, so SLO recounts read days instead of every bucket", _SCHEMA_V2),
@@ -419,6 +427,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         _SCHEMA_V12,
     ),
     (13, "the outbox of outbound deliveries is a table of the store", _SCHEMA_V13),
+    (14, "the registry history sealed against blob I/O, as the audit log is", _SCHEMA_V14),
 ]
 """(version, why, SQL). Append only; a released migration is never edited."""
 
