@@ -3,7 +3,7 @@
 An action through one is in the other's audit log and on its live event stream, and resumes by
 Last-Event-ID on either; the same Idempotency-Key sent to both at once applies once; when the leader
 is SIGKILLed, the other replica takes over closing slots within seconds, and delivers the pages it had
-queued for an Alertmanager that was down.
+queued for an Alertmanager that was down; two started together on a new database both serve the one seed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 
 from integration.processes import alertmanager, wait_until
 from postgres_cluster import Cluster
-from serve_process import NOW, ServeProcess, free_port, serve_ready
+from serve_process import NOW, ServeProcess, admin_token, free_port, serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 TAKEOVER_SECONDS = 30  # the ticker asks every 5 s; generous for a loaded machine
@@ -123,6 +123,39 @@ def test_one_key_sent_to_both_replicas_at_once_applies_once(
             assert _note(client, "once", key).status_code == 200  # the retry replays
         audit = client.get("/v1/audit").json()["items"]
     assert [record["idempotency_key"] for record in audit].count(key) == 1
+
+
+def test_two_replicas_started_together_on_a_new_database_both_serve_it(postgres: Cluster) -> None:
+    """`systemctl enable --now fleetdesk@1 fleetdesk@2` on an empty database: both find it unseeded, one
+    seeds it and the other, waiting on the write lock meanwhile, serves what it seeded instead of exiting."""
+    url = postgres.fresh_database()
+    token = admin_token(url)
+    replicas = [ServeProcess(url, free_port(), "--fleet", "large") for _ in range(2)]
+    failed: list[BaseException] = []
+
+    def start(replica: ServeProcess) -> None:
+        try:
+            replica.start()
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            failed.append(error)
+
+    threads = [threading.Thread(target=start, args=(replica,)) for replica in replicas]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not failed, failed
+        for replica in replicas:
+            with _client(replica, token) as client:
+                assert client.get("/readyz").json()["models"] == 1200
+                assert client.get("/v1/fleet/summary").json()["total_models"] == 1200
+        wait_until(lambda: all(len(replica.log) >= 2 for replica in replicas), 10, "their banners")
+        seeded = ["seeded from large" in "".join(replica.log) for replica in replicas]
+        assert sorted(seeded) == [False, True]
+    finally:
+        for replica in replicas:
+            replica.stop()
 
 
 def test_when_the_leader_is_killed_the_other_replica_closes_the_next_slot(

@@ -10,7 +10,13 @@ import psycopg
 import pytest
 
 from fleetdesk.fleets import load_fleet
-from fleetdesk.server.store import SCHEMA_VERSION, Store, StoreError, postgres_schema
+from fleetdesk.server.store import (
+    SCHEMA_VERSION,
+    AlreadySeeded,
+    Store,
+    StoreError,
+    postgres_schema,
+)
 from fleetdesk.server.store.postgres import PostgresStore, redacted
 from postgres_cluster import Cluster
 
@@ -82,7 +88,7 @@ def test_seeding_stores_the_same_rows_as_sqlite(url: str, tmp_path: Path) -> Non
             )
         }
         assert conn.execute("SELECT count(*) FROM buckets").fetchone()[0] == count
-        with pytest.raises(StoreError, match="already seeded"):
+        with pytest.raises(AlreadySeeded, match="already seeded"):
             store.seed(fleet)
         store.close()
     assert tables["SqliteStore"] == tables["PostgresStore"]

@@ -16,6 +16,7 @@ from fleetdesk.server.store import (
     HEALTH_BY_CODE,
     MIGRATIONS,
     SCHEMA_VERSION,
+    AlreadySeeded,
     Store,
     StoreError,
     bucket_health,
@@ -112,7 +113,7 @@ def test_seed_stores_every_bucket_with_the_domain_health(tmp_path: Path) -> None
         domain_health = fleet.bands_for(model_id).health(bucket)
         assert HEALTH_BY_CODE[stored[(model_id, int(bucket.start.timestamp()))]] is domain_health
     assert expected == count
-    with pytest.raises(StoreError, match="already seeded"):
+    with pytest.raises(AlreadySeeded, match="already seeded"):
         store.seed(fleet)
     store.close()
 

@@ -21,6 +21,7 @@ from fleetdesk.server.metrics_source import MetricsSource, StoreMetricsSource
 from fleetdesk.server.paging import PagingTarget, StorePagingTarget
 from fleetdesk.server.storage import StorageWatch
 from fleetdesk.server.store import (
+    AlreadySeeded,
     Connection,
     FleetConfig,
     SeedProgress,
@@ -100,8 +101,14 @@ class Backend:
                 raise ValueError(f"{store.where}: new database and no --fleet to seed it from")
             from fleetdesk.fleets import load_fleet
 
-            count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
-            log.info("seeded %s from fleet %s: %d buckets", store.where, fleet, count)
+            try:
+                count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
+            except AlreadySeeded:
+                # Replicas started together on a new database all find it unseeded; the one that took the
+                # write lock first seeded it, and the others serve what it seeded, as a later start would.
+                seeded = False
+            else:
+                log.info("seeded %s from fleet %s: %d buckets", store.where, fleet, count)
         config = store.fleet_config()
         backend = cls(
             store=store,

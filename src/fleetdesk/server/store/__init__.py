@@ -32,6 +32,7 @@ from fleetdesk.server.store import (
     tokens,
 )
 from fleetdesk.server.store.contract import (
+    AlreadySeeded,
     Connection,
     Row,
     Store,
@@ -67,6 +68,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STABLE",
     "UNSTABLE",
+    "AlreadySeeded",
     "BucketRows",
     "Connection",
     "FleetConfig",

@@ -51,6 +51,11 @@ class StoreUnavailable(StoreError):
     """The database server cannot be reached now (down, restarting, connection lost): retry later."""
 
 
+class AlreadySeeded(StoreError):
+    """Seeding found the database seeded: by an earlier run, or by a replica started at the same time that
+    took the write lock first."""
+
+
 class Row(Protocol):
     """One result row: by column name, by position or slice, or unpacked in column order."""
 
@@ -195,7 +200,7 @@ class Store:
         buckets = BucketRows(fleet, config, keys, None, progress)
         with self.write() as conn:
             if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
-                raise StoreError(f"{self.where}: already seeded")
+                raise AlreadySeeded(f"{self.where}: already seeded")
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('fleet', ?)", (config.model_dump_json(),)
             )
