@@ -128,6 +128,18 @@ def _mistakes(p: dict[str, Path]) -> list[tuple[str, list[str | bytes], int, str
         ),
         ("token db is not a database", ["token", "list", "--db", not_db], 2, None),
         (
+            "token db URL's port",
+            ["token", "list", "--db", "postgresql://u:pw@db:99999/fleet"],
+            2,
+            None,
+        ),
+        (
+            "serve db URL's bracket",
+            ["serve", "--db", "postgresql://u:pw@[::1/fleet", "--port", "0"],
+            2,
+            None,
+        ),
+        (
             "token revoke db not a database",
             ["token", "revoke", "--db", not_db, "--user", "a"],
             2,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,6 +68,53 @@ def test_an_unreachable_database_is_a_store_error_without_the_password(postgres:
     assert "s3cret-pw" not in str(raised.value)
     assert "no_such_database" in str(raised.value)
     assert redacted(url) == f"postgresql://someone@127.0.0.1:{postgres.port}/no_such_database"
+
+
+def test_a_refused_connection_is_said_on_one_line() -> None:
+    """libpq puts its hint on an indented line of its own: the message folds it in, not as \\x0a\\x09."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens on it once closed
+    with pytest.raises(StoreError) as raised:
+        Store(f"postgresql://someone:s3cret-pw@127.0.0.1:{port}/fleet").migrate()
+    message = str(raised.value)
+    assert "Connection refused Is the server running" in message
+    assert "\\x0" not in message and "\n" not in message and "s3cret-pw" not in message
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "said"),
+    [
+        (
+            "postgresql://someone:s3cret-pw@db.internal:99999/fleet",
+            "postgresql://someone@db.internal:99999/fleet",
+            "Port out of range 0-65535",
+        ),
+        (
+            "postgresql://someone:s3cret-pw@[::1/fleet",
+            "postgresql://someone@[::1/fleet",
+            "Invalid IPv6 URL",
+        ),
+        (
+            "postgres://someone:s3c@ret-pw@[fe80::1/fleet",
+            "postgres://someone@[fe80::1/fleet",
+            "Invalid IPv6 URL",
+        ),
+    ],
+)
+def test_a_url_that_does_not_parse_is_a_store_error_without_the_password(
+    url: str, shown: str, said: str
+) -> None:
+    with pytest.raises(StoreError) as raised:
+        Store(url)
+    assert str(raised.value) == f"{shown}: not a valid postgresql:// URL ({said})"
+
+
+def test_an_ipv6_host_keeps_its_brackets_when_the_password_is_taken_out() -> None:
+    assert redacted("postgresql://u:pw@[::1]:5432/db?sslmode=require") == (
+        "postgresql://u@[::1]:5432/db?sslmode=require"
+    )
+    assert redacted("postgresql://u@[::1]:5432/db") == "postgresql://u@[::1]:5432/db"
 
 
 def test_seeding_stores_the_same_rows_as_sqlite(url: str, tmp_path: Path) -> None:

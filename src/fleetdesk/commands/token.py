@@ -78,12 +78,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _store(path: str):  # noqa: ANN202 - keeps the heavy import lazy
     from fleetdesk.server.store import Store, StoreError
 
-    store = Store(path)
     try:
+        store = Store(path)
         store.migrate()
     except (
         StoreError
-    ) as error:  # --db names a directory, another kind of file, ...: a usage mistake
+    ) as error:  # --db names a directory, another kind of file, a bad URL...: a usage mistake
         print(f"fleetdesk token: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     return store

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import queue
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -113,21 +114,29 @@ def _unavailable_as_store_error() -> Iterator[None]:
     except psycopg.OperationalError as error:
         if isinstance(error, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
             raise
-        raise StoreUnavailable(
-            f"the database cannot be reached ({sanitize(str(error).strip())})"
-        ) from error
+        raise StoreUnavailable(f"the database cannot be reached ({_said(error)})") from error
+
+
+_PASSWORD = re.compile(r"^([^:/?#]+://[^:@/]*):.*@")
+"""From a user name's colon to the URL's last @: what a URL that does not parse may hold of a password."""
 
 
 def redacted(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL without its password, for messages and logs; also a URL that does not parse (a bad port or
+    bracket), from its user name's colon to its last @."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _PASSWORD.sub(r"\1@", url, count=1)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at or ":" not in userinfo:
         return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}@{host}" if parts.username else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit(parts._replace(netloc=netloc))
+    return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}@{host}"))
+
+
+def _said(error: Exception) -> str:
+    """What psycopg or libpq said, on one line (libpq's hints come on their own indented lines)."""
+    return sanitize(" ".join(str(error).split()))
 
 
 class PostgresStore(Store):
@@ -140,6 +149,12 @@ class PostgresStore(Store):
             )
         self.url = url
         self.where = sanitize(redacted(url))
+        try:
+            urlsplit(url).port  # noqa: B018 - parsed for its errors: a bad port or bracket
+        except ValueError as error:
+            raise StoreError(
+                f"{self.where}: not a valid postgresql:// URL ({_said(error)})"
+            ) from None
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._connections: list[PgConnection] = []
@@ -194,9 +209,7 @@ class PostgresStore(Store):
                 application_name="fleetdesk",
             )
         except psycopg.Error as error:
-            raise StoreUnavailable(
-                f"{self.where}: cannot connect ({sanitize(str(error).strip())})"
-            ) from None
+            raise StoreUnavailable(f"{self.where}: cannot connect ({_said(error)})") from None
         return PgConnection(raw)
 
     @contextmanager
