@@ -83,17 +83,42 @@ def _pg_row(cursor: Any) -> RowMaker[PgRow]:
     return _row_class(tuple(column.name for column in cursor.description))
 
 
+_RUN_AGAIN = ("BEGIN", "SELECT")
+"""What a request thread's connection sends again, on a new connection, when the first statement after it sat idle
+finds it dropped: the start of a transaction, or a read on its own (nothing that could have been applied)."""
+
+
 class PgConnection:
     """sqlite3's connection interface (see contract.Connection) over one psycopg connection."""
 
     dialect = POSTGRES
 
-    def __init__(self, raw: psycopg.Connection[PgRow]) -> None:
+    def __init__(
+        self,
+        raw: psycopg.Connection[PgRow],
+        reopen: Callable[[], psycopg.Connection[PgRow]] | None = None,
+    ) -> None:
         self.raw = raw
+        self._reopen = reopen
+        """Set on a request thread's connection (Store.connection), which holds nothing between transactions,
+        unlike the leader's (its session lock) or the listener's (LISTEN)."""
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
+        query = _translate(sql)
+        idle = self._reopen is not None and not self.in_transaction
+        try:
+            with _unavailable_as_store_error():
+                return self.raw.execute(query, parameters or None)  # type: ignore[arg-type]
+        except StoreUnavailable:
+            if not (idle and self.raw.broken and sql.startswith(_RUN_AGAIN)):
+                raise
+        # The database dropped this connection while it sat idle (a restart, a failover, an idle timeout):
+        # nothing ran, so this runs again on a new one, instead of failing one request for each connection
+        # the pool held when the database went away.
+        assert self._reopen is not None
+        self.raw = self._reopen()
         with _unavailable_as_store_error():
-            return self.raw.execute(_translate(sql), parameters or None)  # type: ignore[arg-type]
+            return self.raw.execute(query, parameters or None)  # type: ignore[arg-type]
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
         cursor = self.raw.cursor()
@@ -174,7 +199,7 @@ class PostgresStore(Store):
             try:
                 conn = self._spare.get_nowait()  # already in self._connections
             except queue.Empty:
-                conn = self._connect()
+                conn = self._pooled()
                 with self._connections_lock:
                     self._connections.append(conn)
             self._local.conn = conn
@@ -187,7 +212,7 @@ class PostgresStore(Store):
         def open_them() -> None:
             for _ in range(connections):
                 try:
-                    conn = self._connect()
+                    conn = self._pooled()
                 except StoreUnavailable:
                     return
                 with self._connections_lock:
@@ -200,8 +225,16 @@ class PostgresStore(Store):
         threading.Thread(target=open_them, name="fleetdesk-warm", daemon=True).start()
 
     def _connect(self) -> PgConnection:
+        """A connection of its own (the leader's, the listener's): never opened again behind its user's back."""
+        return PgConnection(self._open())
+
+    def _pooled(self) -> PgConnection:
+        """A request thread's connection, opened again when the database dropped it while idle."""
+        return PgConnection(self._open(), reopen=self._open)
+
+    def _open(self) -> psycopg.Connection[PgRow]:
         try:
-            raw = psycopg.connect(
+            return psycopg.connect(
                 self.url,
                 autocommit=True,
                 row_factory=_pg_row,
@@ -210,7 +243,6 @@ class PostgresStore(Store):
             )
         except psycopg.Error as error:
             raise StoreUnavailable(f"{self.where}: cannot connect ({_said(error)})") from None
-        return PgConnection(raw)
 
     @contextmanager
     def write(self) -> Iterator[PgConnection]:
