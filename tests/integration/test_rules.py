@@ -52,7 +52,7 @@ def test_generated_rules_pass_promtool_check(tmp_path: Path) -> None:
     assert "SUCCESS: 7 rules found" in result.stdout
     # slice health per task and per model, 5 burn rates, the budget; each rule's alert per group of tiers the policy treats alike
     # (page-fast: TIER0-2 page, TIER3-4 held tickets; page-slow: TIER0-1, TIER2-4; ticket: TIER0-1, TIER2-4)
-    assert "SUCCESS: 14 rules found" in result.stdout
+    assert "SUCCESS: 15 rules found" in result.stdout  # and the leader alert
 
 
 @pytest.mark.parametrize("name", ["fleetdesk-recording.yml", "fleetdesk-alerts.yml"])
@@ -79,6 +79,55 @@ def test_committed_examples_are_what_the_generator_prints(
         assert capsys.readouterr().out == (DEPLOY / name).read_text(), (
             f"regenerate deploy/prometheus/{name}"
         )
+
+
+def _leader_test(series: list[dict[str, str]], at: str, leading: int | None) -> dict[str, object]:
+    expected = (
+        []
+        if leading is None
+        else [
+            {
+                "exp_labels": {"severity": "critical"},
+                "exp_annotations": {
+                    **rules.leader_alert().annotations,
+                    "summary": f"{leading} fleetdesk replicas lead, not 1",
+                },
+            }
+        ]
+    )
+    return {
+        "interval": "1m",
+        "input_series": series,
+        "alert_rule_test": [
+            {"eval_time": at, "alertname": "FleetdeskLeaderNotOne", "exp_alerts": expected}
+        ],
+    }
+
+
+def test_the_leader_alert_pages_when_not_one_replica_leads(tmp_path: Path) -> None:
+    """Two replicas: one leads for 5 minutes, then neither (its database connection lost); later both claim it.
+    A takeover shorter than two minutes pages no one; no replica scraped at all is no leader."""
+    _, alerts = write_rules(tmp_path)
+    replicas = [
+        {"series": 'fleetdesk_leader{instance="a"}', "values": "1x5 0x4 1x2 0x10 1x10"},
+        {"series": 'fleetdesk_leader{instance="b"}', "values": "0x5 0x4 0x2 0x10 1x10"},
+    ]
+    test_file = {
+        "rule_files": [str(alerts)],
+        "evaluation_interval": "1m",
+        "tests": [
+            _leader_test(replicas, "5m", None),  # one leads
+            _leader_test(replicas, "9m", 0),  # none for 3 minutes
+            _leader_test(replicas, "11m", None),  # a takeover back within 2 minutes
+            _leader_test(replicas, "21m", 0),
+            _leader_test(replicas, "29m", 2),  # both, for 4 minutes
+            _leader_test([], "5m", 0),  # nothing scraped
+        ],
+    }
+    path = tmp_path / "leader_test.yml"
+    path.write_text(yaml.safe_dump(test_file, sort_keys=False))
+    result = promtool("test", "rules", path)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def _series(metric: str, labels: str, per_minute: float, minutes: int) -> dict[str, str]:

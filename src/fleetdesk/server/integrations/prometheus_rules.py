@@ -76,10 +76,11 @@ class RecordingRule(BaseModel):
 
 
 class AlertingRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     alert: str
     expr: str
+    for_: str | None = Field(default=None, alias="for")
     labels: dict[str, str]
     annotations: dict[str, str]
 
@@ -99,7 +100,7 @@ class RuleFile(BaseModel):
     groups: list[RuleGroup]
 
     def to_yaml(self, header: str = "") -> str:
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
         return header + yaml.dump(
             data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True
         )
@@ -447,6 +448,31 @@ def _alert(
     )
 
 
+LEADER_GAUGE = "fleetdesk_leader"
+"""1 on the replica that closes slots, recomputes SLOs and opens incidents (fleetdesk.server.prom)."""
+
+
+def leader_alert(server_url: str = DEFAULT_SERVER_URL) -> AlertingRule:
+    """Not one replica leading, for two minutes (a takeover takes seconds): with none, no slot closes, no SLO is
+    recomputed and no incident opens, for any model, while every replica still answers; two would be a bug.
+    Its value is how many lead, 0 when no replica is scraped at all."""
+    return AlertingRule(
+        alert="FleetdeskLeaderNotOne",
+        expr=f"sum({LEADER_GAUGE}) != 1\nor\nabsent({LEADER_GAUGE}) - 1\n",
+        for_="2m",
+        labels={"severity": ALERT_SEVERITY[Severity.PAGE]},
+        annotations={
+            "summary": "{{ $value }} fleetdesk replicas lead, not 1",
+            "description": (
+                "One fleetdesk replica at a time closes slots, recomputes SLOs and opens incidents. With none,"
+                " no model's stability is judged and no incident opens, though every replica still answers:"
+                " check each replica's database connection and logs (fleetdesk_leader on each /metrics)."
+            ),
+            "console": f"fleetdesk console --server {server_url}",
+        },
+    )
+
+
 def recording_rule_file(policy: SloPolicy) -> RuleFile:
     """Stability recording rules for the SLO's slice length."""
     return RuleFile(
@@ -475,6 +501,7 @@ def alert_rule_file(
                     *burn_rate_rules(policy, monitoring),
                     *burn_rate_alerts(policy, server_url, monitoring, models),
                 ],
-            )
+            ),
+            RuleGroup(name="fleetdesk-replicas", rules=[leader_alert(server_url)]),
         ]
     )
