@@ -15,7 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -63,9 +63,21 @@ def _unprivileged_user() -> str | None:
 
 
 class Cluster:
-    def __init__(self, port: int, user: str) -> None:
+    def __init__(self, port: int, user: str, pg_ctl: Callable[..., None]) -> None:
         self.port, self.user = port, user
         self._numbers = itertools.count(1)
+        self._pg_ctl = pg_ctl
+        """Runs pg_ctl on this cluster's data folder with the arguments it is given."""
+
+    @contextmanager
+    def down(self) -> Iterator[None]:
+        """The cluster stopped (as for a restart or a failover) until the block ends, then started again. Use a
+        cluster of the test's own (running_cluster): the session's serves every other test."""
+        self._pg_ctl("-m", "fast", "-w", "stop")
+        try:
+            yield
+        finally:
+            self._pg_ctl("-w", "start")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
@@ -134,20 +146,23 @@ def running_cluster() -> Iterator[Cluster]:
         # figures were measured (seeding runs VACUUM ANALYZE itself).
         " -c autovacuum=off"
     )
-    _run_as(
-        user,
-        str(binaries / "pg_ctl"),
-        "-D",
-        str(data),
-        "-o",
-        options,
-        "-l",
-        str(folder / "log"),
-        "-w",
-        "start",
-    )
+
+    def pg_ctl(*arguments: str) -> None:
+        _run_as(
+            user,
+            str(binaries / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(folder / "log"),
+            *arguments,
+        )
+
+    pg_ctl("-w", "start")
     try:
-        yield Cluster(port, role)
+        yield Cluster(port, role, pg_ctl)
     finally:
-        _run_as(user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+        pg_ctl("-m", "immediate", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)

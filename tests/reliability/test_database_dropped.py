@@ -1,6 +1,7 @@
-"""PostgreSQL drops every connection of a running ``fleetdesk serve`` (a restart, a failover, an idle timeout on
-a proxy): the requests after it are answered, not failed one per connection the server had open; and a
-transaction the database dropped half way is not run again behind the client's back."""
+"""PostgreSQL goes down under a running ``fleetdesk serve``, or drops every connection (a restart, a failover, an
+idle timeout on a proxy): while it is down, requests are a 503 that says to retry; after, the requests are
+answered, not failed one per connection the server had open, and a change retried with its key applies once;
+a transaction the database dropped half way is not run again behind the client's back."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import psycopg
 import pytest
 
 from fleetdesk.server.store import Store, StoreUnavailable
-from postgres_cluster import Cluster
+from postgres_cluster import Cluster, running_cluster
 from serve_process import serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
@@ -63,6 +64,47 @@ def test_after_the_database_dropped_every_connection_the_next_requests_are_answe
             assert [record["idempotency_key"] for record in audit].count(key) == 1
     finally:
         server.stop()
+
+
+def test_while_the_database_is_down_requests_say_retry_and_after_it_the_same_key_applies_once() -> (
+    None
+):
+    with (
+        running_cluster() as cluster
+    ):  # its own: stopping the session's would stop every other test's
+        url = cluster.fresh_database()
+        server, token = serve_ready(url)
+        key = uuid.uuid4().hex
+        try:
+            with httpx.Client(
+                base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=20
+            ) as client:
+
+                def note() -> httpx.Response:
+                    return client.post(
+                        f"/v1/models/{MODEL}/actions/note",
+                        json={"text": "while the database restarts"},
+                        headers={"Idempotency-Key": key},
+                    )
+
+                with cluster.down():
+                    read, write = client.get("/v1/fleet/summary"), note()
+                    assert client.get("/healthz").status_code == 200  # the process is up
+                    assert client.get("/readyz").status_code == 503
+                for answer in (read, write):
+                    assert answer.status_code == 503 and answer.headers["Retry-After"] == "2"
+                    assert answer.json()["type"] == "urn:fleetdesk:problem:unavailable"
+                assert read.json()["detail"] == "the database cannot be reached; retry shortly"
+                assert write.json()["detail"] == (
+                    "the database cannot be reached; retry shortly with the same Idempotency-Key"
+                )
+                assert note().status_code == 200
+                assert note().status_code == 200  # replayed
+                audit = client.get("/v1/audit").json()["items"]
+                assert [record["idempotency_key"] for record in audit].count(key) == 1
+                assert client.get("/readyz").status_code == 200
+        finally:
+            server.stop()
 
 
 @pytest.mark.parametrize("kind", ["read", "write"])

@@ -91,6 +91,13 @@ def _disk_full(request: Request) -> JSONResponse:
     return problem_response(details, request.url.path, {"Retry-After": "60"})
 
 
+def _retry(request: Request) -> str:
+    """How to try again: a change with the key it was sent with (it was not made, or was stored with its key)."""
+    if request.method in ("GET", "HEAD"):
+        return "retry shortly"
+    return "retry shortly with the same Idempotency-Key"
+
+
 def install(app: FastAPI) -> None:
     """Make every error, including unexpected ones, a problem+json without internals."""
 
@@ -156,8 +163,7 @@ def install(app: FastAPI) -> None:
             type=ProblemType.UNAVAILABLE.value,
             title="Service Unavailable",
             status=503,
-            detail="the database is busy (locked by another process); retry shortly with"
-            " the same Idempotency-Key",
+            detail=f"the database is busy (locked by another process); {_retry(request)}",
         )
         return problem_response(details, request.url.path, {"Retry-After": "2"})
 
@@ -172,7 +178,7 @@ def install(app: FastAPI) -> None:
             type=ProblemType.UNAVAILABLE.value,
             title="Service Unavailable",
             status=503,
-            detail="the database cannot be reached; retry shortly with the same Idempotency-Key",
+            detail=f"the database cannot be reached; {_retry(request)}",
         )
         return problem_response(details, request.url.path, {"Retry-After": "2"})
 
