@@ -81,9 +81,8 @@ def _store(path: str):  # noqa: ANN202 - keeps the heavy import lazy
     try:
         store = Store(path)
         store.migrate()
-    except (
-        StoreError
-    ) as error:  # --db names a directory, another kind of file, a bad URL...: a usage mistake
+    except StoreError as error:
+        # --db names a directory, another kind of file, a URL that does not parse...: a usage mistake
         print(f"fleetdesk token: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     return store
