@@ -79,6 +79,19 @@ class Cluster:
         finally:
             self._pg_ctl("-w", "start")
 
+    def drop_connections(self, url: str) -> int:
+        """End every connection to the database at ``url`` as a restart or a failover would; how many."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            row = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (url.rsplit("/", 1)[1],),
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
 

@@ -10,7 +10,6 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import psycopg
 import pytest
 
 from fleetdesk.server.store import Store, StoreUnavailable
@@ -19,18 +18,6 @@ from serve_process import serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 THREADS = 12
-
-
-def _drop_every_connection(postgres: Cluster, url: str) -> int:
-    database = url.rsplit("/", 1)[1]
-    with psycopg.connect(postgres.url(), autocommit=True) as admin:
-        return int(
-            admin.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE datname = %s AND pid <> pg_backend_pid()",
-                (database,),
-            ).fetchone()[0]
-        )
 
 
 def test_after_the_database_dropped_every_connection_the_next_requests_are_answered(
@@ -45,14 +32,14 @@ def test_after_the_database_dropped_every_connection_the_next_requests_are_answe
             with ThreadPoolExecutor(THREADS) as pool:
                 warm = list(pool.map(lambda _: client.get("/v1/fleet/summary"), range(4 * THREADS)))
             assert {answer.status_code for answer in warm} == {200}
-            assert _drop_every_connection(postgres, url) > THREADS
+            assert postgres.drop_connections(url) > THREADS
             with ThreadPoolExecutor(THREADS) as pool:
                 reads = list(
                     pool.map(lambda _: client.get("/v1/fleet/summary"), range(4 * THREADS))
                 )
             assert [a.status_code for a in reads if a.status_code != 200] == []
             assert client.get("/readyz").status_code == 200
-            _drop_every_connection(postgres, url)
+            postgres.drop_connections(url)
             key = uuid.uuid4().hex
             note = client.post(
                 f"/v1/models/{MODEL}/actions/note",
@@ -122,7 +109,7 @@ def test_a_transaction_the_database_dropped_half_way_is_not_run_again(
                 if kind == "write"
                 else "SELECT 1"
             )
-            _drop_every_connection(postgres, url)
+            postgres.drop_connections(url)
             conn.execute("SELECT count(*) FROM meta")
         assert (
             store.connection().execute("SELECT count(*) FROM meta WHERE key = 'half'").fetchone()[0]
@@ -140,7 +127,7 @@ def test_the_leaders_connection_is_not_opened_again_behind_its_back(postgres: Cl
     store.migrate()
     try:
         assert store.lead()
-        _drop_every_connection(postgres, url)
+        postgres.drop_connections(url)
         assert rival.lead()  # the lock went with the dropped session
         assert not store.lead()
     finally:
@@ -175,7 +162,7 @@ def test_idle_connections_on_many_threads_each_run_their_next_read_and_write(
         for thread in threads:
             thread.start()
         connected.wait(20)
-        assert _drop_every_connection(postgres, url) >= THREADS
+        assert postgres.drop_connections(url) >= THREADS
         dropped.set()
         for thread in threads:
             thread.join(30)

@@ -10,8 +10,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
-
 from fleetdesk.server.integrations.outbox import DeliveryFailed, Outbox, OutboxEntry, RetryBackoff
 from fleetdesk.server.store import Store, outbox_rows
 from postgres_cluster import Cluster
@@ -160,13 +158,7 @@ def test_the_retry_thread_outlives_a_dropped_database_connection(postgres: Clust
     outbox.start()
     try:
         time.sleep(0.2)  # the thread has its connection
-        with psycopg.connect(postgres.url(), autocommit=True) as admin:
-            ended = admin.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE datname = %s AND pid <> pg_backend_pid()",
-                (where.rsplit("/", 1)[1],),
-            ).fetchone()
-        assert ended is not None and ended[0] >= 1
+        assert postgres.drop_connections(where) >= 1
         (queued,) = _queued(writer, 1)
         deadline = time.monotonic() + 20
         while queued not in sent and time.monotonic() < deadline:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from fleetdesk.server.store import (
 )
 from fleetdesk.server.store.postgres import PostgresStore, redacted
 from postgres_cluster import Cluster
+from serve_process import free_port
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -72,11 +72,8 @@ def test_an_unreachable_database_is_a_store_error_without_the_password(postgres:
 
 def test_a_refused_connection_is_said_on_one_line() -> None:
     """libpq puts its hint on an indented line of its own: the message folds it in, not as \\x0a\\x09."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # nothing listens on it once closed
-    with pytest.raises(StoreError) as raised:
-        Store(f"postgresql://someone:s3cret-pw@127.0.0.1:{port}/fleet").migrate()
+    with pytest.raises(StoreError) as raised:  # nothing listens on a free port
+        Store(f"postgresql://someone:s3cret-pw@127.0.0.1:{free_port()}/fleet").migrate()
     message = str(raised.value)
     assert "Connection refused Is the server running" in message
     assert "\\x0" not in message and "\n" not in message and "s3cret-pw" not in message
