@@ -115,10 +115,14 @@ class PgConnection:
         # The database dropped this connection while it sat idle (a restart, a failover, an idle timeout):
         # nothing ran, so this runs again on a new one, instead of failing one request for each connection
         # the pool held when the database went away.
-        assert self._reopen is not None
-        self.raw = self._reopen()
+        self.reopen()
         with _unavailable_as_store_error():
             return self.raw.execute(query, parameters or None)  # type: ignore[arg-type]
+
+    def reopen(self) -> None:
+        """A new connection in place of this request thread's closed or dropped one."""
+        assert self._reopen is not None, "only a request thread's connection is opened again"
+        self.raw = self._reopen()
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
         cursor = self.raw.cursor()
@@ -195,7 +199,7 @@ class PostgresStore(Store):
 
     def connection(self) -> PgConnection:
         conn: PgConnection | None = getattr(self._local, "conn", None)
-        if conn is None or conn.raw.closed or conn.raw.broken:
+        if conn is None:
             try:
                 conn = self._spare.get_nowait()  # already in self._connections
             except queue.Empty:
@@ -203,6 +207,8 @@ class PostgresStore(Store):
                 with self._connections_lock:
                     self._connections.append(conn)
             self._local.conn = conn
+        elif conn.raw.closed or conn.raw.broken:
+            conn.reopen()  # in place: self._connections holds it, and close() closes what it holds now
         return conn
 
     def warm(self, connections: int) -> None:
