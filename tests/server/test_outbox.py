@@ -91,6 +91,41 @@ def test_a_claim_takes_the_oldest_due_deliveries_up_to_its_limit(
         store.close()
 
 
+def test_a_stopping_retry_thread_hands_back_what_it_claimed_and_did_not_try(
+    new_database: Callable[[], Path | str],
+) -> None:
+    """A server stopping mid-pass: the deliveries it claimed but never tried are due again at once, for its next
+    run or another replica, not held until the claim runs out a minute later."""
+    (store,) = _replicas(new_database, 1)
+    queued = _queued(store, 3)
+    tried: list[int] = []
+    outbox: Outbox
+
+    def deliver(entry: OutboxEntry) -> None:
+        tried.append(entry.id)
+        stopper = threading.Thread(target=outbox.stop)
+        stopper.start()  # sets the stop at once, then waits for this try to end
+        time.sleep(0.1)
+        raise DeliveryFailed("HTTP 503")
+
+    outbox = Outbox(store, TARGET, deliver, FAST, sweep_interval=0.05)
+    outbox.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not tried and time.monotonic() < deadline:
+            time.sleep(0.01)
+        while outbox._thread is not None and time.monotonic() < deadline:  # noqa: SLF001 - stopped
+            time.sleep(0.01)
+        assert tried == queued[:1]
+        now = _iso(datetime.now(UTC))
+        due = outbox_rows.claim_due(store.connection(), TARGET, now, now, 10)
+        # The one tried may be due again too (its backoff is short); the two never tried must be.
+        assert set(queued[1:]) <= {row[0] for row in due}
+    finally:
+        outbox.stop()
+        store.close()
+
+
 def test_deliveries_retried_by_two_replicas_each_get_through_once(
     new_database: Callable[[], Path | str],
 ) -> None:

@@ -205,9 +205,11 @@ class Outbox:
                 CLAIM_BATCH,
             )
         ]
-        for entry in due:
+        for index, entry in enumerate(due):
             if self._stopping.is_set():
-                return False  # the rest of the claim runs out and is retried (here or by another replica)
+                # Handed back, not left to run out: the next run or another replica tries them at once.
+                outbox_rows.release(self._conn(), [left.id for left in due[index:]], _iso(now))
+                return False
             self._attempt(entry)
         return len(due) == CLAIM_BATCH
 

@@ -88,6 +88,14 @@ def claim_due(conn: Connection, target: str, now: str, until: str, limit: int) -
     return sorted(rows, key=lambda row: row[0])
 
 
+def release(conn: Connection, entry_ids: list[int], due_at: str) -> None:
+    """Hand back claimed deliveries not tried (their replica is stopping): due again at ``due_at``."""
+    conn.executemany(
+        "UPDATE integration_outbox SET next_attempt_at = ? WHERE id = ? AND delivered_at IS NULL",
+        [(due_at, entry_id) for entry_id in entry_ids],
+    )
+
+
 def of_incident(conn: Connection, target: str, incident_id: int) -> list[OutboxRow]:
     """Every delivery the target made for one incident, oldest first."""
     return conn.execute(
