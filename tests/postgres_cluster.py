@@ -12,12 +12,13 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from ports import free_port
 
 STORE_KINDS = ["sqlite", "postgresql"]
 """The stores the store and API suites run against (their conftest parametrizes ``store_kind``)."""
@@ -33,12 +34,6 @@ def postgres_bin() -> Path | None:
         key=lambda path: int(Path(path).parent.parent.name),
     )
     return Path(found[-1]).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _run_as(user: str | None, *command: str) -> None:
@@ -139,7 +134,7 @@ def running_cluster() -> Iterator[Cluster]:
     if user is not None:
         shutil.chown(folder, user)
     role = user or pwd.getpwuid(os.geteuid()).pw_name
-    port = _free_port()
+    port = free_port()
     _run_as(
         user,
         str(binaries / "initdb"),

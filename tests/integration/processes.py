@@ -8,7 +8,6 @@ system services.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -16,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+
+from ports import free_port
 
 READY_DEADLINE = 30.0
 STOP_DEADLINE = 10.0
@@ -30,12 +31,6 @@ def require_binary(name: str) -> str:
             "prometheus-alertmanager packages (.ci/run installs them)"
         )
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_until(condition, deadline: float, what: str, interval: float = 0.05):  # type: ignore[no-untyped-def]

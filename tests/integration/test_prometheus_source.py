@@ -25,8 +25,9 @@ from fleetdesk.server.integrations.prometheus_api import (
 from fleetdesk.server.integrations.prometheus_source import PrometheusMetricsSource
 from fleetdesk.settings import locations
 from fleetdesk.wire import IngestBucket, StabilitySeries, Window
+from ports import free_port
 
-from .processes import Daemon, free_port, prometheus, wait_until
+from .processes import Daemon, prometheus, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,9 @@ import pytest
 
 from fleetdesk.cli import main
 from fleetdesk.server.integrations.alertmanager import ALERT_NAME
+from ports import free_port
 
-from .processes import Daemon, free_port, prometheus, wait_until
+from .processes import Daemon, prometheus, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import httpx
 
+from ports import free_port
 from security.pty_console import PtyConsole  # tests/ is on sys.path (rootdir-relative packages)
-from serve_process import ServeProcess, admin_token, free_port
+from serve_process import ServeProcess, admin_token
 
 EXPERIMENT = "ig_feed_late-stage_mtml.x1-watch-time"  # in scale-up, serving itself
 

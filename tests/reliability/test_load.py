@@ -25,7 +25,8 @@ from fleetdesk.client import (
     StaleState,
 )
 from fleetdesk.wire import ActionKind
-from serve_process import ServeProcess, admin_token, free_port
+from ports import free_port
+from serve_process import ServeProcess, admin_token
 
 CLIENTS = 50
 SECONDS = 5.0

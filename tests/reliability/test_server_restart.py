@@ -30,7 +30,8 @@ from fleetdesk.client import (
     Update,
 )
 from fleetdesk.wire import ActionEventData, ActionKind
-from serve_process import ServeProcess, admin_token, free_port
+from ports import free_port
+from serve_process import ServeProcess, admin_token
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 TIMEOUTS = ClientTimeouts(connect=1, read=5, write=5, pool=2, deadline=3, stream_idle=30)

@@ -22,10 +22,8 @@ from fleetdesk.client import ActionIntent, FleetdeskClient, Unauthorized
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.embedded import EmbeddedServer
 from fleetdesk.wire import AccessRole, ActionKind
-from serve_process import (  # tests/ is on sys.path (rootdir-relative packages)
-    ServeProcess,
-    free_port,
-)
+from ports import free_port  # tests/ is on sys.path (rootdir-relative packages)
+from serve_process import ServeProcess
 
 from .pty_console import PtyConsole
 

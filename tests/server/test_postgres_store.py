@@ -18,8 +18,8 @@ from fleetdesk.server.store import (
     postgres_schema,
 )
 from fleetdesk.server.store.postgres import PostgresStore, redacted
+from ports import free_port
 from postgres_cluster import Cluster
-from serve_process import free_port
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
