@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,14 +16,9 @@ import httpx
 from fleetdesk.server.auth import create_token
 from fleetdesk.server.store import Store
 from fleetdesk.wire import AccessRole
+from ports import free_port
 
 NOW = "2026-11-30T12:00:00+00:00"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def admin_token(db: Path, user: str = "chaos") -> str:
@@ -71,14 +65,15 @@ class ServeProcess:
             env=self.env,
         )
         assert self.process.stdout is not None
-        first = (
-            self.process.stdout.readline()
-        )  # printed once the socket listens and the db is ready
-        self.log.append(first)
-        if "fleetdesk serving" not in first:
-            rest = self.process.stdout.read() if self.process.wait(30) is not None else ""
-            raise AssertionError(f"fleetdesk serve did not start: {first}{rest}")
-        self.url = first.rsplit(" on ", 1)[1].strip()
+        # The banner is printed once the socket listens and the db is ready; a new db's seeding is said first.
+        for line in self.process.stdout:
+            self.log.append(line)
+            if line.startswith("fleetdesk serving"):
+                break
+        else:
+            self.process.wait(30)
+            raise AssertionError(f"fleetdesk serve did not start: {''.join(self.log)}")
+        self.url = line.rsplit(" on ", 1)[1].strip()
         self._pump = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._pump.start()
         return self

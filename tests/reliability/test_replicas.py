@@ -20,8 +20,9 @@ import httpx
 import pytest
 
 from integration.processes import alertmanager, wait_until
+from ports import free_port
 from postgres_cluster import Cluster
-from serve_process import NOW, ServeProcess, admin_token, free_port, serve_ready
+from serve_process import NOW, ServeProcess, admin_token, serve_ready
 
 MODEL = "ig_feed_late-stage_mtml.v41"
 TAKEOVER_SECONDS = 30  # the ticker asks every 5 s; generous for a loaded machine
@@ -151,8 +152,12 @@ def test_two_replicas_started_together_on_a_new_database_both_serve_it(postgres:
                 assert client.get("/readyz").json()["models"] == 1200
                 assert client.get("/v1/fleet/summary").json()["total_models"] == 1200
         wait_until(lambda: all(len(replica.log) >= 2 for replica in replicas), 10, "their banners")
-        seeded = ["seeded from large" in "".join(replica.log) for replica in replicas]
-        assert sorted(seeded) == [False, True]
+        seeder, other = sorted(replicas, key=lambda r: "seeded from large" not in "".join(r.log))
+        assert "seeded from large" not in "".join(other.log)
+        # Each says what it is doing while the seed runs: how far the seeding one is, and that the other waits.
+        assert "seeded 1,200 of 1,200 models (100%)" in "".join(seeder.log)
+        said = "".join(other.log)
+        assert "waiting for it" in said and "another replica seeded it" in said, said
     finally:
         for replica in replicas:
             replica.stop()

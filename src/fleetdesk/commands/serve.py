@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -85,7 +86,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        backend = Backend.open(db_path, settings.fleet, Clock(settings.now), demo=settings.demo)
+        report = SeedReport()
+        backend = Backend.open(
+            db_path,
+            settings.fleet,
+            Clock(settings.now),
+            demo=settings.demo,
+            say=report.say,
+            progress=report.seeding,
+        )
     except (FleetFileError, StoreError, ValueError) as error:
         print(f"fleetdesk serve: {error}", file=sys.stderr)
         return 2
@@ -129,3 +138,29 @@ def run(args: argparse.Namespace) -> int:
         integrations.close()
         backend.close()
     return 0
+
+
+class SeedReport:
+    """What seeding a new database is doing, as plain lines (a service's log, not a terminal's redrawn line):
+    seeding 50,000 models takes minutes, and a server silent that long looks hung."""
+
+    EVERY = 5.0
+    """Seconds between progress lines."""
+
+    def __init__(self) -> None:
+        self.started = self._said = time.monotonic()
+
+    def say(self, doing: str) -> None:
+        from fleetdesk.domain.text import sanitize
+
+        print(f"fleetdesk serve: {sanitize(doing)}", flush=True)
+
+    def seeding(self, done: int, total: int, buckets: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._said < self.EVERY:
+            return
+        self._said = now
+        self.say(
+            f"seeded {done:,} of {total:,} models ({done / total:.0%}), {buckets:,} buckets,"
+            f" {now - self.started:.0f} s"
+        )

@@ -91,8 +91,11 @@ class Backend:
         paging: PagingTarget | None = None,
         metrics: MetricsSource | None = None,
         progress: SeedProgress | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> Backend:
-        """Open (migrating) the database; seed it from ``fleet`` when it is new (``progress`` hears how far)."""
+        """Open (migrating) the database; seed it from ``fleet`` when it is new (``say`` hears what is being
+        done, ``progress`` how far)."""
+        say = say or (lambda _: None)
         store = Store(db_path)
         store.migrate()
         seeded = not store.is_seeded()
@@ -101,11 +104,25 @@ class Backend:
                 raise ValueError(f"{store.where}: new database and no --fleet to seed it from")
             from fleetdesk.fleets import load_fleet
 
+            loaded = load_fleet(fleet, end_at=clock.now())
+            say(
+                f"{store.where} is new: seeding it from {fleet} ({len(loaded.registry.models):,} models,"
+                f" {len(loaded.timeline):,} hours each)"
+            )
             try:
-                count = store.seed(load_fleet(fleet, end_at=clock.now()), progress)
+                count = store.seed(
+                    loaded,
+                    progress,
+                    # A seed of 50,000 models takes minutes: a replica started beside the one seeding would
+                    # otherwise say nothing all that time.
+                    waiting=lambda: say(
+                        "another replica is writing to it (seeding it); waiting for it"
+                    ),
+                )
             except AlreadySeeded:
                 # Replicas started together on a new database all find it unseeded; the one that took the
                 # write lock first seeded it, and the others serve what it seeded, as a later start would.
+                say("another replica seeded it; serving what it seeded")
                 seeded = False
             else:
                 log.info("seeded %s from fleet %s: %d buckets", store.where, fleet, count)

@@ -110,8 +110,11 @@ class Store:
         """This thread's connection, outside any transaction (single statements)."""
         raise NotImplementedError
 
-    def write(self) -> AbstractContextManager[Connection]:
-        """One write transaction: committed on normal exit, rolled back on any exception."""
+    def write(
+        self, waiting: Callable[[], None] | None = None
+    ) -> AbstractContextManager[Connection]:
+        """One write transaction: committed on normal exit, rolled back on any exception. ``waiting`` is
+        called first if another process holds the write lock, before this one waits for it."""
         raise NotImplementedError
 
     def read(self) -> AbstractContextManager[Connection]:
@@ -188,8 +191,14 @@ class Store:
             (Model.model_validate_json(row["record"]) for row in rows), config.vocabulary
         )
 
-    def seed(self, fleet: Fleet, progress: SeedProgress | None = None) -> int:
-        """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count."""
+    def seed(
+        self,
+        fleet: Fleet,
+        progress: SeedProgress | None = None,
+        waiting: Callable[[], None] | None = None,
+    ) -> int:
+        """Fill an empty database from a fleet: registry, live state and every bucket. Returns bucket count.
+        ``waiting`` is told when another process is writing first (a replica seeding it: see AlreadySeeded)."""
         file = fleet.file
         config = FleetConfig.of(file)
         keys = {model_id: key for key, model_id in enumerate(fleet.registry.models, start=1)}
@@ -198,7 +207,7 @@ class Store:
             for model in fleet.registry.models.values()
         ]
         buckets = BucketRows(fleet, config, keys, None, progress)
-        with self.write() as conn:
+        with self.write(waiting) as conn:
             if conn.execute("SELECT count(*) FROM models").fetchone()[0]:
                 raise AlreadySeeded(f"{self.where}: already seeded")
             conn.execute(

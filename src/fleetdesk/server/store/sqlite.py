@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -68,11 +68,14 @@ class SqliteStore(Store):
         return conn
 
     @contextmanager
-    def write(self) -> Iterator[SqliteConnection]:
+    def write(self, waiting: Callable[[], None] | None = None) -> Iterator[SqliteConnection]:
         """One write transaction: committed on normal exit, rolled back on any exception."""
         conn = self.connection()
         with self._write_lock:
-            conn.execute("BEGIN IMMEDIATE")
+            if waiting is None or not self._began_at_once(conn):
+                if waiting is not None:
+                    waiting()
+                conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -82,6 +85,20 @@ class SqliteStore(Store):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+
+    @staticmethod
+    def _began_at_once(conn: SqliteConnection) -> bool:
+        """BEGIN IMMEDIATE if no other process holds the file's write lock; False (nothing begun) if one does."""
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # or an extended BUSY code
+                raise
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return True
 
     @contextmanager
     def read(self) -> Iterator[SqliteConnection]:
