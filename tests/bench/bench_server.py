@@ -5,7 +5,7 @@ Run: .venv/bin/pytest tests/bench/bench_server.py -o addopts="" -o python_files=
 Each size is seeded once per session and store (a generated fleet, "seed N models" is recorded) and
 every server runs on its own copy of that database (a file copy; on PostgreSQL, a database made from it
 as a template, in the session's throwaway cluster). Every figure is taken on both stores, with the same
-budgets except PostgreSQL's action latency (see _action_budget).
+budgets.
 
 - Fleet summary: p50 (budget 100 ms) and p99 of GET /v1/fleet/summary; the reference is
   /healthz p50, interleaved with it so both see the same machine load.
@@ -28,6 +28,7 @@ budgets except PostgreSQL's action latency (see _action_budget).
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import shutil
 import statistics
@@ -75,17 +76,6 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 STORES = ["sqlite", "postgresql"]
-
-
-def _action_budget(store: str, size: int) -> float | None:
-    """PostgreSQL's action latency is recorded beside SQLite's but not held to the budget yet (issue 19:
-    p99 158 ms at 1,000 models with connections opened ahead, p50 8 ms: a tail not yet explained), so
-    that CI shows it without failing on a known gap. Every other figure has its budget."""
-    return (
-        at_scale(size, ACTION_P99_BUDGET_MS, large=ACTION_P99_BUDGET_MS)
-        if store == "sqlite"
-        else None
-    )
 
 
 @dataclass(frozen=True)
@@ -209,7 +199,11 @@ def test_action_p99_at_50_clients(
             f"action p99, 50 clients open loop ~{len(notes) / OPEN_LOOP_SECONDS:.0f}/s, {size:,} models{on}",
             _percentile(notes, 0.99),
             "ms",
-            budget=_action_budget(store, size),
+            # PostgreSQL's was recorded only until its tail was explained (p99 105-158 ms in some runs, p50 8 ms):
+            # full collections, 107 ms in this load generator and 40-50 ms in the server, each stalling every
+            # request in flight. The server now freezes what start-up made, and the generator collects nothing
+            # while it measures.
+            budget=ACTION_P99_BUDGET_MS,
             reference=reference,
             reference_name="/healthz p99",
         )
@@ -383,9 +377,13 @@ async def _open_loop(url: str, token: str, path: str, body: dict | None) -> list
             assert response.status_code == 200, response.text
             due += rng.uniform(0.5, 1.5)
 
+    # The load generator must not pause: a full collection of this process's heap (the seeded fleets' data)
+    # took 107 ms in one window, and every request in flight then read as that much slower.
+    gc.disable()
     try:
         await asyncio.gather(*(run(client) for client in clients))
     finally:
+        gc.enable()
         for client in clients:
             await client.aclose()
     return latencies
