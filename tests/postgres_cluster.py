@@ -36,9 +36,11 @@ def postgres_bin() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-def _run_as(user: str | None, *command: str) -> None:
+def _run_as(user: str | None, *command: str, netns: str | None = None) -> None:
     if user is not None:
         command = ("runuser", "-u", user, "--", *command)
+    if netns is not None:
+        command = ("ip", "netns", "exec", netns, *command)
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
 
 
@@ -58,8 +60,8 @@ def _unprivileged_user() -> str | None:
 
 
 class Cluster:
-    def __init__(self, port: int, user: str, pg_ctl: Callable[..., None]) -> None:
-        self.port, self.user = port, user
+    def __init__(self, host: str, port: int, user: str, pg_ctl: Callable[..., None]) -> None:
+        self.host, self.port, self.user = host, port, user
         self._numbers = itertools.count(1)
         self._pg_ctl = pg_ctl
         """Runs pg_ctl on this cluster's data folder with the arguments it is given."""
@@ -88,7 +90,7 @@ class Cluster:
         return int(row[0])
 
     def url(self, database: str = "postgres") -> str:
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
 
     def fresh_database(self) -> str:
         """A new empty database; returns its URL."""
@@ -120,8 +122,9 @@ class Cluster:
 
 
 @contextmanager
-def running_cluster() -> Iterator[Cluster]:
-    """Start a cluster for the session; stop it and remove its folder afterwards."""
+def running_cluster(host: str = "127.0.0.1", netns: str | None = None) -> Iterator[Cluster]:
+    """Start a cluster for the session; stop it and remove its folder afterwards. ``host`` is the address
+    it listens on, in network namespace ``netns`` if one is given (see tests/far_host.py)."""
     binaries = postgres_bin()
     if binaries is None:
         raise RuntimeError(
@@ -146,8 +149,11 @@ def running_cluster() -> Iterator[Cluster]:
         "--encoding=UTF8",
         "--no-sync",
     )
+    if host != "127.0.0.1":  # initdb trusts loopback only
+        with open(data / "pg_hba.conf", "a", encoding="utf-8") as hba:
+            hba.write("host all all samenet trust\n")
     options = (
-        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={folder}"
+        f"-c listen_addresses={host} -c port={port} -c unix_socket_directories={folder}"
         " -c max_connections=400 -c fsync=off -c synchronous_commit=off"
         " -c full_page_writes=off -c shared_buffers=128MB"
         # A throwaway cluster's databases live minutes: autovacuum only wrote in the background while other
@@ -166,11 +172,12 @@ def running_cluster() -> Iterator[Cluster]:
             "-l",
             str(folder / "log"),
             *arguments,
+            netns=netns,
         )
 
     pg_ctl("-w", "start")
     try:
-        yield Cluster(port, role, pg_ctl)
+        yield Cluster(host, port, role, pg_ctl)
     finally:
         pg_ctl("-m", "immediate", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)

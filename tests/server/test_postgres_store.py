@@ -114,6 +114,21 @@ def test_an_ipv6_host_keeps_its_brackets_when_the_password_is_taken_out() -> Non
     assert redacted("postgresql://u@[::1]:5432/db") == "postgresql://u@[::1]:5432/db"
 
 
+def test_connections_give_up_on_a_vanished_host_within_seconds_unless_the_url_says_otherwise(
+    url: str,
+) -> None:
+    """GONE_HOST's TCP options on every connection (tests/reliability/test_database_vanished.py shows what
+    they do); a team's own value in the URL wins."""
+    for given, idle in ((url, "10"), (f"{url}?keepalives_idle=30", "30")):
+        store = Store(given)
+        try:
+            parameters = store.connection().raw.info.get_parameters()
+        finally:
+            store.close()
+        assert parameters["keepalives_idle"] == idle
+        assert parameters["tcp_user_timeout"] == "10000"
+
+
 def test_seeding_stores_the_same_rows_as_sqlite(url: str, tmp_path: Path) -> None:
     fleet = load_fleet("small", end_at=NOW)
     stores = [Store(tmp_path / "db.sqlite"), Store(url)]

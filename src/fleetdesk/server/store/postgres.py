@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from fleetdesk.domain.text import sanitize
 from fleetdesk.server.store.contract import Cursor, Store, StoreError, StoreUnavailable
@@ -48,6 +48,17 @@ COMMITS_CHANNEL = (
     "fleetdesk_commits"  # NOTIFY at every write commit: replicas wake their event streams
 )
 CONNECT_TIMEOUT_S = 10
+GONE_HOST = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+}
+"""libpq's TCP options, so that a database host that vanishes without a reset (a failover, a dead machine or
+network) fails the requests waiting on it within seconds: sent data unacknowledged for 10 s, or a connection
+waiting on a reply with no probe answered, ends with an error (a 503, retried) instead of holding a request
+thread for the ~15 minutes the kernel retransmits for. A URL's own values win (?keepalives_idle=30)."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -179,11 +190,14 @@ class PostgresStore(Store):
         self.url = url
         self.where = sanitize(redacted(url))
         try:
-            urlsplit(url).port  # noqa: B018 - parsed for its errors: a bad port or bracket
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - parsed for its errors: a bad port or bracket
         except ValueError as error:
             raise StoreError(
                 f"{self.where}: not a valid postgresql:// URL ({_said(error)})"
             ) from None
+        given = parse_qs(parts.query)
+        self._tcp: dict[str, Any] = {k: v for k, v in GONE_HOST.items() if k not in given}
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._connections: list[PgConnection] = []
@@ -246,6 +260,7 @@ class PostgresStore(Store):
                 row_factory=_pg_row,
                 connect_timeout=CONNECT_TIMEOUT_S,
                 application_name="fleetdesk",
+                **self._tcp,
             )
         except psycopg.Error as error:
             raise StoreUnavailable(f"{self.where}: cannot connect ({_said(error)})") from None
