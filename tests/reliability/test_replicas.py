@@ -157,7 +157,7 @@ def test_two_replicas_started_together_on_a_new_database_both_serve_it(postgres:
         # Each says what it is doing while the seed runs: how far the seeding one is, and that the other waits.
         assert "seeded 1,200 of 1,200 models (100%)" in "".join(seeder.log)
         said = "".join(other.log)
-        assert "waiting for it" in said and "another replica seeded it" in said, said
+        assert "waiting for it" in said and "another fleetdesk seeded it" in said, said
     finally:
         for replica in replicas:
             replica.stop()

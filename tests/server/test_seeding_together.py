@@ -4,21 +4,27 @@ waiting, then finds the database seeded, on each store."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
-from fleetdesk.server.store import AlreadySeeded, Store
+from fleetdesk.server.store import AlreadySeeded, Store, sqlite
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def test_a_seed_behind_another_says_it_waits_then_finds_the_database_seeded(
-    new_database: Callable[[], Path | str],
+    new_database: Callable[[], Path | str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # SQLite's other writes give up on a busy file after this long; the seed behind waits however long the
+    # one ahead takes (here held past it), as PostgreSQL's lock waits.
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 100)
     where = new_database()
     fleet = load_fleet("small", end_at=NOW)
     first, second = Store(where), Store(where)
@@ -38,6 +44,7 @@ def test_a_seed_behind_another_says_it_waits_then_finds_the_database_seeded(
         if done == 1:  # the first seed holds the write lock from here to its commit
             behind.start()
             assert told.wait(10), "the seed behind it never said it was waiting"
+            time.sleep(0.5)
 
     try:
         counted = first.seed(fleet, first_progress)

@@ -116,13 +116,13 @@ class Backend:
                     # A seed of 50,000 models takes minutes: a replica started beside the one seeding would
                     # otherwise say nothing all that time.
                     waiting=lambda: say(
-                        "another replica is writing to it (seeding it); waiting for it"
+                        "another fleetdesk is writing to it (seeding it); waiting for it"
                     ),
                 )
             except AlreadySeeded:
                 # Replicas started together on a new database all find it unseeded; the one that took the
                 # write lock first seeded it, and the others serve what it seeded, as a later start would.
-                say("another replica seeded it; serving what it seeded")
+                say("another fleetdesk seeded it; serving what it seeded")
                 seeded = False
             else:
                 log.info("seeded %s from fleet %s: %d buckets", store.where, fleet, count)

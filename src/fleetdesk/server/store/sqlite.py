@@ -25,6 +25,7 @@ from fleetdesk.server.store.dialect import SQLITE
 from fleetdesk.server.store.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 10_000
+UNTIL_COMMITTED_MS = 2**31 - 1  # SQLite's largest: 24 days
 
 
 class SqliteConnection(sqlite3.Connection):
@@ -72,10 +73,11 @@ class SqliteStore(Store):
         """One write transaction: committed on normal exit, rolled back on any exception."""
         conn = self.connection()
         with self._write_lock:
-            if waiting is None or not self._began_at_once(conn):
-                if waiting is not None:
-                    waiting()
+            if waiting is None:
                 conn.execute("BEGIN IMMEDIATE")
+            elif not self._began(conn, at_once=True):
+                waiting()
+                self._began(conn, at_once=False)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -87,13 +89,17 @@ class SqliteStore(Store):
                 raise
 
     @staticmethod
-    def _began_at_once(conn: SqliteConnection) -> bool:
-        """BEGIN IMMEDIATE if no other process holds the file's write lock; False (nothing begun) if one does."""
-        conn.execute("PRAGMA busy_timeout=0")
+    def _began(conn: SqliteConnection, at_once: bool) -> bool:
+        """BEGIN IMMEDIATE: at once, or False (nothing begun) if another process holds the file's write lock;
+        else once that process commits, however long it takes, as a PostgreSQL writer waits on its lock (its
+        seed of 10,000 models takes 40 s, past the 10 s every other write gives up after)."""
+        conn.execute(f"PRAGMA busy_timeout={0 if at_once else UNTIL_COMMITTED_MS}")
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
-            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # or an extended BUSY code
+            if (
+                not at_once or error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY
+            ):  # or an extended one
                 raise
             return False
         finally:
