@@ -75,9 +75,15 @@ class SqliteStore(Store):
         with self._write_lock:
             if waiting is None:
                 conn.execute("BEGIN IMMEDIATE")
-            elif not self._began(conn, at_once=True):
-                waiting()
-                self._began(conn, at_once=False)
+            else:
+                try:
+                    self._begin_within(conn, 0)
+                except sqlite3.OperationalError as error:
+                    # The low byte: SQLITE_BUSY or one of its extended codes.
+                    if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                        raise
+                    waiting()
+                    self._begin_within(conn, UNTIL_COMMITTED_MS)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -89,22 +95,15 @@ class SqliteStore(Store):
                 raise
 
     @staticmethod
-    def _began(conn: SqliteConnection, at_once: bool) -> bool:
-        """BEGIN IMMEDIATE: at once, or False (nothing begun) if another process holds the file's write lock;
-        else once that process commits, however long it takes, as a PostgreSQL writer waits on its lock (its
-        seed of 10,000 models takes 40 s, past the 10 s every other write gives up after)."""
-        conn.execute(f"PRAGMA busy_timeout={0 if at_once else UNTIL_COMMITTED_MS}")
+    def _begin_within(conn: SqliteConnection, milliseconds: int) -> None:
+        """BEGIN IMMEDIATE, waiting at most this long for another process's write lock. A writer that said it
+        waits waits until the other commits, as a PostgreSQL writer waits on its lock (a seed of 10,000 models
+        takes 40 s, past the 10 s every other write gives up after)."""
+        conn.execute(f"PRAGMA busy_timeout={milliseconds}")
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as error:
-            if (
-                not at_once or error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY
-            ):  # or an extended one
-                raise
-            return False
         finally:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        return True
 
     @contextmanager
     def read(self) -> Iterator[SqliteConnection]:
