@@ -157,8 +157,8 @@ def test_seeding_stores_the_same_rows_as_sqlite(url: str, tmp_path: Path) -> Non
 def test_seeding_builds_again_the_indexes_it_drops_while_copying(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The history's secondary indexes are dropped while the seed copies rows in and built after, in its
-    transaction: a seed that fails half way leaves them as they were, and one that succeeds has them all."""
+    """The history's indexes and primary keys are dropped while the seed copies rows in and built after, in
+    its transaction: a seed that fails half way leaves them as they were, and one that succeeds has them all."""
     from fleetdesk.server.store.seeding import BucketRows
 
     fleet = load_fleet("small", end_at=NOW)
@@ -173,17 +173,18 @@ def test_seeding_builds_again_the_indexes_it_drops_while_copying(
         return [tuple(row) for row in rows]
 
     before = indexes()
-    assert any(name == "buckets_by_start" for name, _ in before)
-    rows = BucketRows.rows
+    assert {"buckets_by_start", "buckets_pkey", "health_days_pkey"} <= {name for name, _ in before}
+    batches = BucketRows.batches
 
     def breaks_half_way(self: BucketRows):  # noqa: ANN202
-        for number, row in enumerate(rows(self)):
-            if number == 1000:
+        for number, batch in enumerate(batches(self)):
+            if number == 1:
                 raise RuntimeError("the history broke half way")
-            yield row
+            yield batch
 
+    monkeypatch.setattr("fleetdesk.server.store.seeding.BATCH_MODELS", 4)
     with monkeypatch.context() as patch:
-        patch.setattr(BucketRows, "rows", breaks_half_way)
+        patch.setattr(BucketRows, "batches", breaks_half_way)
         with pytest.raises(RuntimeError, match="half way"):
             store.seed(fleet)
     assert indexes() == before

@@ -41,7 +41,7 @@ def test_a_seed_behind_another_says_it_waits_then_finds_the_database_seeded(
     behind = threading.Thread(target=seed_second)
 
     def first_progress(done: int, _total: int, _buckets: int) -> None:
-        if done == 1:  # the first seed holds the write lock from here to its commit
+        if behind.ident is None:  # the first seed holds the write lock from here to its commit
             behind.start()
             assert told.wait(10), "the seed behind it never said it was waiting"
             time.sleep(0.5)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fleetdesk.domain.stability import StabilitySums
+from fleetdesk.domain.stability import HealthBands, StabilitySums, binary_entropy
 from fleetdesk.fleets import load_fleet
 from fleetdesk.server.backend import Backend
 from fleetdesk.server.clock import Clock
@@ -22,6 +26,7 @@ from fleetdesk.server.store import (
     bucket_health,
 )
 from fleetdesk.server.store.model_rows import ORDER
+from fleetdesk.server.store.values import ColumnBands, bucket_healths
 from fleetdesk.wire import ModelSort
 
 MIGRATIONS_BEFORE = list(MIGRATIONS)
@@ -139,6 +144,48 @@ def test_fast_bucket_health_matches_the_domain(
     assert HEALTH_BY_CODE[
         bucket_health(bands, weight, labels, predictions, cross_entropy)
     ] is bands.health(sums)
+
+
+_SUMS = st.tuples(
+    st.one_of(st.just(0.0), st.floats(min_value=-1.0, max_value=1e12), st.just(math.inf)),
+    st.floats(min_value=-0.1, max_value=1.1),  # the label rate, outside (0, 1) too
+    st.floats(min_value=0.0, max_value=3.0),  # calibration
+    st.floats(min_value=0.0, max_value=2.0),  # NE, as a factor of the band's edge
+    st.sampled_from([0.0, 1e-16, -1e-16, 4e-16, -4e-16, 1e-9, -1e-9]),  # how close to the edge
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sums=st.lists(_SUMS, min_size=1, max_size=40),
+    bands=st.tuples(
+        st.floats(min_value=0.5, max_value=1.0),
+        st.floats(min_value=1.0, max_value=1.5),
+        st.floats(min_value=0.5, max_value=1.2),
+        st.sampled_from([0.0, 100.0]),
+    ),
+)
+def test_bucket_health_over_columns_is_bucket_healths_bucket_for_bucket(sums, bands) -> None:  # noqa: ANN001
+    """A seed scores its buckets in numpy, whose log can differ from math.log in the last bit: every bucket
+    must still get bucket_health's verdict, NE right at the band's edge and rates at 0 or 1 included."""
+    low, high, ne_max, least = bands
+    band = HealthBands(calibration_low=low, calibration_high=high, ne_max=ne_max, min_events=least)
+    columns: list[list[float]] = [[], [], [], []]
+    for weight, rate, calibration, ne, closeness in sums:
+        labels = weight * rate
+        entropy = binary_entropy(rate) if 0.0 < rate < 1.0 else 1.0
+        at_edge = ne_max * entropy * weight * (1.0 + closeness)
+        for column, value in zip(
+            columns,
+            (weight, labels, labels * calibration, at_edge if ne == 1.0 else at_edge * ne),
+            strict=True,
+        ):
+            column.append(value)
+    arrays = [np.array(column) for column in columns]
+    per_bucket = ColumnBands(*(np.full(len(sums), value) for value in (low, high, ne_max, least)))
+    assert bucket_healths(per_bucket, *arrays).tolist() == [
+        bucket_health(band, *bucket) for bucket in zip(*columns, strict=True)
+    ]
 
 
 def test_existing_database_is_reused_not_reseeded(tmp_path: Path) -> None:

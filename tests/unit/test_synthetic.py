@@ -174,3 +174,135 @@ def test_any_profile_regenerates_identically_and_stays_valid(
     for bucket in full:
         assert bucket.has_data
         assert bucket.calibration == pytest.approx(profile.calibration, rel=2 * noise + 1e-9)
+
+
+def _one_bucket_at_a_time(model_id, profile, incidents, timeline):  # noqa: ANN001, ANN202
+    """The recipe as written for one bucket at a time (the code before the batch one): the oracle."""
+    import math
+
+    from fleetdesk.domain.synthetic import _incident_effects, stream_key
+
+    mask, golden = (1 << 64) - 1, 0x9E3779B97F4A7C15
+    effects, stopped = _incident_effects(incidents, timeline)
+    scale = 2.0 * math.sqrt(3.0) / 65536.0 * profile.noise
+    state = (stream_key(model_id, profile) + golden * (timeline.first_index + 1)) & mask
+    rows = []
+    for index, start in enumerate(timeline.starts):
+        bits = state
+        state = (state + golden) & mask
+        if index in stopped:
+            continue
+        bits = ((bits ^ (bits >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        bits = ((bits ^ (bits >> 27)) * 0x94D049BB133111EB) & mask
+        bits ^= bits >> 31
+        weight_factor, calibration, ne = (
+            timeline.seasonality[index],
+            profile.calibration,
+            profile.normalized_entropy,
+        )
+        if index in effects:
+            weight_factor *= effects[index].weight
+            calibration *= effects[index].calibration
+            ne *= effects[index].ne
+        weight = (
+            profile.events_per_bucket * weight_factor * (1.0 + ((bits & 0xFFFF) - 32767.5) * scale)
+        )
+        weight = weight if weight > 0.0 else 0.0
+        rate = profile.base_rate * (1.0 + (((bits >> 16) & 0xFFFF) - 32767.5) * scale)
+        rate = 1e-9 if rate < 1e-9 else 0.999 if rate > 0.999 else rate
+        label_sum = weight * rate
+        prediction = label_sum * calibration * (1.0 + (((bits >> 32) & 0xFFFF) - 32767.5) * scale)
+        entropy = -(rate * math.log(rate) + (1.0 - rate) * math.log(1.0 - rate))
+        cross_entropy = weight * entropy * ne * (1.0 + ((bits >> 48) - 32767.5) * scale)
+        prediction = prediction if prediction > 0.0 else 0.0  # -0.0 too
+        cross_entropy = cross_entropy if cross_entropy > 0.0 else 0.0
+        rows.append((start, weight, label_sum, prediction, cross_entropy))
+    return rows
+
+
+_KINDS = st.sampled_from(list(IncidentKind))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    profiles=st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=12),
+            st.integers(min_value=0, max_value=2**31),
+            st.floats(min_value=0.0, max_value=0.9),
+            st.floats(min_value=1e-12, max_value=0.9999),
+            st.floats(min_value=0.0, max_value=1e9),
+        ),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda profile: profile[0],
+    ),
+    incidents=st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=3),
+            _KINDS,
+            st.integers(min_value=-5, max_value=60),
+            st.one_of(st.none(), st.integers(min_value=1, max_value=30)),
+            st.floats(min_value=1e-3, max_value=1e3),
+        ),
+        max_size=6,
+    ),
+    hours=st.integers(min_value=0, max_value=60),
+    continued=st.booleans(),
+)
+def test_a_batch_of_models_is_bit_for_bit_the_bucket_by_bucket_recipe(
+    profiles, incidents, hours: int, continued: bool
+) -> None:  # noqa: ANN001
+    """Seeding computes many models' buckets at once in numpy: every value must be the one the recipe gives
+    a bucket at a time, to the last bit (the seeded store and the console's charts show the same history),
+    for any noise, rate, volume and incidents (open-ended, overlapping, feed stops), and for continued
+    timelines."""
+    import struct
+
+    from fleetdesk.domain.synthetic import synthesize_columns
+
+    timeline = Timeline(START, START + hours * HOUR, HOUR)
+    if continued:
+        timeline = timeline.after(START + (hours + 20) * HOUR)
+    series = []
+    for number, (model_id, seed, noise, base_rate, events) in enumerate(profiles):
+        profile = PROFILE.model_copy(
+            update={
+                "seed": seed,
+                "noise": noise,
+                "base_rate": base_rate,
+                "events_per_bucket": events,
+            }
+        )
+        own = [
+            MetricIncident(
+                model_id=model_id,
+                kind=kind,
+                start=START + first * HOUR,
+                end=None if length is None else START + (first + length) * HOUR,
+                magnitude=1.0 if kind is IncidentKind.FEED_STOP else magnitude,
+            )
+            for owner, kind, first, length, magnitude in incidents
+            if owner == number
+        ]
+        series.append((model_id, profile, own))
+    columns = synthesize_columns(series, timeline)
+    for number, (model_id, profile, own) in enumerate(series):
+        rows = slice(columns.bounds[number], columns.bounds[number + 1])
+        got = [
+            (timeline.starts[position], *sums)
+            for position, *sums in zip(
+                columns.position[rows].tolist(),
+                columns.weight[rows].tolist(),
+                columns.label_sum[rows].tolist(),
+                columns.prediction_sum[rows].tolist(),
+                columns.cross_entropy_sum[rows].tolist(),
+                strict=True,
+            )
+        ]
+        expected = _one_bucket_at_a_time(model_id, profile, own, timeline)
+        assert [row[0] for row in got] == [row[0] for row in expected]
+        for ours, theirs in zip(got, expected, strict=True):
+            assert [struct.pack("<d", value) for value in ours[1:]] == [
+                struct.pack("<d", value) for value in theirs[1:]
+            ]

@@ -159,7 +159,12 @@ def test_seeded_history_splits_a_multi_task_model_into_its_tasks_exactly() -> No
     keys = {model_id: key for key, model_id in enumerate(fleet.registry.models, start=1)}
     end = fleet.timeline.end
     rows = BucketRows(fleet, config, keys, fleet.continued_until(end + timedelta(hours=3)), None)
-    model_rows = [row for row in rows.rows() if row[0] == keys[model.id]]
+    model_rows = [
+        row
+        for batch in rows.batches()
+        for row in zip(*(column.tolist() for column in batch), strict=True)
+        if row[0] == keys[model.id]
+    ]
     assert len(model_rows) == 3 and len(rows.task_rows) == 9
     for _key, start, *sums, health in model_rows:
         parts = [row for row in rows.task_rows if row[2] == start]

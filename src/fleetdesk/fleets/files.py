@@ -8,7 +8,7 @@ author fixes the whole file in one pass instead of one error per run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,9 +20,11 @@ from fleetdesk.domain.registry import Model, Registry, RegistryError
 from fleetdesk.domain.stability import HealthBands, StabilityBucket
 from fleetdesk.domain.synthetic import (
     BucketRow,
+    SeriesColumns,
     Timeline,
     bucket_from_row,
     incidents_by_model,
+    synthesize_columns,
     synthesize_rows,
 )
 from fleetdesk.domain.text import sanitize
@@ -84,6 +86,17 @@ class Fleet:
         profile = self.file.history.profiles[model_id]
         return synthesize_rows(
             model_id, profile, self._incidents.get(model_id, ()), timeline or self.timeline
+        )
+
+    def columns(self, model_ids: Sequence[str], timeline: Timeline | None = None) -> SeriesColumns:
+        """Several models' buckets as columns, over their history or ``timeline``: the bulk-load fast path."""
+        profiles = self.file.history.profiles
+        return synthesize_columns(
+            [
+                (model_id, profiles[model_id], self._incidents.get(model_id, ()))
+                for model_id in model_ids
+            ],
+            timeline or self.timeline,
         )
 
     def continued_until(self, end: datetime) -> Timeline:

@@ -28,9 +28,12 @@ from fleetdesk.server.store import registry_log
 from fleetdesk.server.store.dialect import Dialect
 from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.seeding import (
-    NEWEST_BUCKET,
+    ADD_HISTORY,
+    ADDED_HISTORY,
     BucketRows,
+    Columns,
     SeedProgress,
+    add_day_counts,
     add_task_totals,
 )
 from fleetdesk.server.store.values import iso, parse_iso
@@ -39,8 +42,8 @@ if TYPE_CHECKING:
     from fleetdesk.fleets import Fleet
 
 
-_HISTORY_TABLES = ("buckets", "task_buckets", "health_days", "task_totals")
-"""The tables a seed fills with the fleet's history (Store.bulk_loading)."""
+_HISTORY_TABLES = ("buckets", "task_buckets", "health_days")
+"""The tables a seed fills with the fleet's history by bulk loading (Store.bulk_loading)."""
 
 
 class StoreError(RuntimeError):
@@ -162,8 +165,16 @@ class Store:
     def insert_rows(
         self, conn: Connection, table: str, columns: int, rows: Iterable[Sequence[Any]]
     ) -> None:
-        """Append many whole rows to a table in the current transaction (seeding writes millions)."""
+        """Append many whole rows to a table in the current transaction."""
         conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * columns)})", rows)
+
+    def insert_columns(self, conn: Connection, table: str, batches: Iterable[Columns]) -> None:
+        """Append batches of numeric rows, an array per column, to a table in the current transaction
+        (seeding writes tens of millions)."""
+        for batch in batches:
+            self.insert_rows(
+                conn, table, len(batch), zip(*(column.tolist() for column in batch), strict=True)
+            )
 
     @contextmanager
     def bulk_loading(self, conn: Connection, tables: Sequence[str]) -> Iterator[None]:
@@ -222,25 +233,19 @@ class Store:
                 conn, fleet.timeline.end, fleet.registry.models.values(), file.types
             )
             with self.bulk_loading(conn, _HISTORY_TABLES):
-                self.insert_rows(conn, "buckets", 7, buckets.rows())
-                self._insert_task_rows(conn, buckets)
-                self.insert_rows(
-                    conn,
-                    "health_days",
-                    5,
-                    ((key, day, *counts) for (key, day), counts in buckets.days.items()),
-                )
-            conn.executemany(
-                "UPDATE models SET total_weight = ?, total_label_sum = ?, total_prediction_sum = ?,"
-                f" total_cross_entropy_sum = ?, {NEWEST_BUCKET} WHERE id = ?",
-                ((*total, model_id) for model_id, total in buckets.totals.items()),
-            )
+                self.insert_columns(conn, "buckets", buckets.batches())
+                self.insert_rows(conn, "task_buckets", 8, buckets.task_rows)
+                self.insert_columns(conn, "health_days", buckets.days)
+            add_task_totals(conn, buckets.task_rows)  # an upsert: after the keys are back
+            self._add_history(conn, buckets)
         return buckets.counted
 
-    def _insert_task_rows(self, conn: Connection, buckets: BucketRows) -> None:
-        """The task rows of the buckets just inserted (rows() fills them as it goes), and their totals."""
-        self.insert_rows(conn, "task_buckets", 8, buckets.task_rows)
-        add_task_totals(conn, buckets.task_rows)
+    def _add_history(self, conn: Connection, buckets: BucketRows) -> None:
+        """The new buckets' sums added to their models' totals, their newest bucket made the models' newest."""
+        conn.execute(ADDED_HISTORY)
+        self.insert_columns(conn, "added_history", buckets.totals)
+        conn.execute(ADD_HISTORY)
+        conn.execute("DROP TABLE added_history")
 
     def history_end(self) -> datetime | None:
         """Where the seeded (and since extended) history ends; None for a store seeded before this was kept."""
@@ -261,20 +266,11 @@ class Store:
             return 0
         buckets = BucketRows(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
         with self.write() as conn:
-            self.insert_rows(conn, "buckets", 7, buckets.rows())
-            self._insert_task_rows(conn, buckets)
-            conn.executemany(
-                "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
-                " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"
-                " no_data = health_days.no_data + excluded.no_data",
-                ((key, day, *counts) for (key, day), counts in buckets.days.items()),
-            )
-            conn.executemany(
-                "UPDATE models SET total_weight = total_weight + ?, total_label_sum = total_label_sum + ?,"
-                " total_prediction_sum = total_prediction_sum + ?,"
-                f" total_cross_entropy_sum = total_cross_entropy_sum + ?, {NEWEST_BUCKET} WHERE id = ?",
-                ((*total, model_id) for model_id, total in buckets.totals.items()),
-            )
+            self.insert_columns(conn, "buckets", buckets.batches())
+            self.insert_rows(conn, "task_buckets", 8, buckets.task_rows)
+            add_task_totals(conn, buckets.task_rows)
+            add_day_counts(conn, buckets.days)
+            self._add_history(conn, buckets)
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'history_end'", (iso(timeline.end),)
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fleetdesk.server.store.contract import Connection, Row
 
 
@@ -12,6 +14,21 @@ def append(conn: Connection, kind: str, at: str, model_id: str | None, payload: 
         (kind, at, model_id, payload),
     ).fetchone()
     return int(event_id)
+
+
+def append_many(conn: Connection, events: Sequence[tuple[str, str, str | None, str]]) -> None:
+    """Add events (type, at, model id, payload) in this order in the current transaction."""
+    if conn.dialect.postgres and events:
+        # One statement, each column bound as an array: a first start at 50,000 models records 50,000 events,
+        # and one INSERT each was 9 s of it on PostgreSQL. Ids follow the arrays' order.
+        conn.execute(
+            "INSERT INTO events (type, at, model_id, payload) SELECT type, at, model_id, payload"
+            " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY"
+            " AS e (type, at, model_id, payload, position) ORDER BY position",
+            [list(column) for column in zip(*events, strict=True)],
+        )
+        return
+    conn.executemany("INSERT INTO events (type, at, model_id, payload) VALUES (?, ?, ?, ?)", events)
 
 
 def rows_after(conn: Connection, after: int, limit: int) -> list[Row]:

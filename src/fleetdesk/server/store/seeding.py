@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from fleetdesk.domain.stability import HealthBands
 from fleetdesk.domain.tasks import model_health, split_synthetic
@@ -17,7 +17,9 @@ from fleetdesk.server.store.values import (
     NO_DATA,
     STABLE,
     UNSTABLE,
+    ColumnBands,
     bucket_health,
+    bucket_healths,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +34,13 @@ NEWEST_BUCKET = (
 """The SET that brings a models row's newest bucket (start and sums) up to date after buckets were added to it."""
 
 SeedProgress = Callable[[int, int, int], None]
-"""Called after each model while buckets are written: (models done, models in all, buckets so far)."""
+"""Called as buckets are written, after each batch of models: (models done, models in all, buckets so far)."""
+
+BATCH_MODELS = 256
+"""Models generated and scored together: ~200,000 buckets a batch, a few tens of MB of columns."""
+
+Columns = list[np.ndarray]
+"""A batch of rows as one array per column of its table, in the table's column order."""
 
 
 class BucketRows:
@@ -47,79 +55,75 @@ class BucketRows:
         timeline: Timeline | None,
         progress: SeedProgress | None,
     ) -> None:
-        self.fleet, self.config, self.keys, self.timeline, self.progress = (
-            fleet,
-            config,
-            keys,
-            timeline,
-            progress,
-        )
-        self.totals: dict[str, list[float]] = {}
+        self.fleet, self.config, self.keys, self.progress = fleet, config, keys, progress
+        self.timeline = timeline or fleet.timeline
+        self.totals: list[Columns] = []
+        """What the buckets add to each model's row (ADDED_HISTORY's columns), filled by batches()."""
         self.task_rows: list[tuple] = []
-        """The task rows of multi-task models (model_key, task, start, sums…, health), filled by rows()."""
-        self.days: dict[tuple[int, int], list[int]] = {}
+        """The task rows of multi-task models (model_key, task, start, sums…, health), filled by batches()."""
+        self.days: list[Columns] = []
+        """The per-day health counts of the buckets (model_key, day, good, bad, no_data), filled by batches()."""
         self.counted = 0
 
-    def rows(self) -> Iterator[tuple]:
-        # The hot loop of seeding (~10⁶ rows): bucket_health inlined, epochs cached
-        # (the fleet's timeline shares start datetimes between models).
-        fleet, config, keys, days, totals, progress = (
-            self.fleet,
-            self.config,
-            self.keys,
-            self.days,
-            self.totals,
-            self.progress,
+    def batches(self) -> Iterator[Columns]:
+        """The buckets table's rows (model_key, start, sums…, health), a batch of models at a time."""
+        epochs = np.array([int(start.timestamp()) for start in self.timeline.starts], np.int64)
+        model_ids = list(self.fleet.registry.models)
+        for first in range(0, len(model_ids), BATCH_MODELS):
+            ids = model_ids[first : first + BATCH_MODELS]
+            columns = self.fleet.columns(ids, self.timeline)
+            counts = np.diff(columns.bounds)
+            keys = np.repeat(np.array([self.keys[model_id] for model_id in ids], np.int64), counts)
+            starts = epochs[columns.position]
+            sums = [
+                columns.weight,
+                columns.label_sum,
+                columns.prediction_sum,
+                columns.cross_entropy_sum,
+            ]
+            health = self._health(ids, columns.bounds, starts, sums)
+            self.days.append(_day_counts(keys, starts, health))
+            self.totals.append(_added_history(keys, starts, columns.bounds, sums))
+            self.counted += len(starts)
+            if self.progress is not None:
+                self.progress(first + len(ids), len(model_ids), self.counted)
+            yield [keys, starts, *sums, health]
+
+    def _health(
+        self, ids: list[str], bounds: np.ndarray, starts: np.ndarray, sums: list[np.ndarray]
+    ) -> np.ndarray:
+        models = [self.fleet.registry.models[model_id] for model_id in ids]
+        bands = [self.config.bands_for(model) for model in models]
+        counts = np.diff(bounds)
+
+        def per_bucket(values: list[float]) -> np.ndarray:
+            return np.repeat(np.array(values, np.float64), counts)
+
+        health = bucket_healths(
+            ColumnBands(
+                per_bucket([band.calibration_low for band in bands]),
+                per_bucket([band.calibration_high for band in bands]),
+                per_bucket([band.ne_max for band in bands]),
+                per_bucket([band.min_events for band in bands]),
+            ),
+            *sums,
         )
-        epochs: dict[datetime, int] = {}
-        log = math.log
-        models = len(fleet.registry.models)
-        for done, (model_id, rows) in enumerate(fleet.all_rows(self.timeline), start=1):
-            bands = config.bands_for(fleet.registry.models[model_id])
-            low, high, ne_max = bands.calibration_low, bands.calibration_high, bands.ne_max
-            least = bands.min_events  # fewer events than the tier asks for: no data
-            key = keys[model_id]
-            tasks = config.tasks_for(fleet.registry.models[model_id])
-            weights = config.task_weights_for(fleet.registry.models[model_id])
-            total_w = total_l = total_p = total_c = 0.0
-            for start, weight, label_sum, prediction_sum, cross_entropy_sum in rows:
-                total_w += weight
-                total_l += label_sum
-                total_p += prediction_sum
-                total_c += cross_entropy_sum
-                at = epochs.get(start)
-                if at is None:
-                    at = epochs[start] = int(start.timestamp())
-                health = NO_DATA
-                if tasks:
-                    health = self._split(
-                        key,
-                        at,
-                        tasks,
-                        weights,
-                        bands,
-                        weight,
-                        label_sum,
-                        prediction_sum,
-                        cross_entropy_sum,
-                    )
-                elif weight > 0.0 and weight >= least:
-                    rate = label_sum / weight
-                    if 0.0 < rate < 1.0:
-                        calibration = prediction_sum / label_sum
-                        ne = (cross_entropy_sum / weight) / -(
-                            rate * log(rate) + (1.0 - rate) * log(1.0 - rate)
-                        )
-                        health = STABLE if low <= calibration <= high and ne <= ne_max else UNSTABLE
-                day = days.get((key, at // DAY_SECONDS))
-                if day is None:
-                    day = days[(key, at // DAY_SECONDS)] = [0, 0, 0]
-                day[health] += 1
-                yield (key, at, weight, label_sum, prediction_sum, cross_entropy_sum, health)
-            self.counted += len(rows)
-            totals[model_id] = [total_w, total_l, total_p, total_c]
-            if progress is not None:
-                progress(done, models, self.counted)
+        for at, model in enumerate(models):
+            tasks = self.config.tasks_for(model)
+            if not tasks:
+                continue
+            weights = self.config.task_weights_for(model)
+            key = self.keys[model.id]
+            for row in range(bounds[at], bounds[at + 1]):
+                health[row] = self._split(
+                    key,
+                    int(starts[row]),
+                    tasks,
+                    weights,
+                    bands[at],
+                    *(float(column[row]) for column in sums),
+                )
+        return health
 
     def _split(
         self,
@@ -140,12 +144,70 @@ class BucketRows:
         return CODE_BY_HEALTH[model_health(healths, weights)]
 
 
+ADDED_HISTORY = (
+    "CREATE TEMP TABLE added_history (model_key INTEGER NOT NULL, total_weight DOUBLE PRECISION NOT NULL,"
+    " total_label_sum DOUBLE PRECISION NOT NULL, total_prediction_sum DOUBLE PRECISION NOT NULL,"
+    " total_cross_entropy_sum DOUBLE PRECISION NOT NULL, last_bucket_start BIGINT NOT NULL,"
+    " last_weight DOUBLE PRECISION NOT NULL, last_label_sum DOUBLE PRECISION NOT NULL,"
+    " last_prediction_sum DOUBLE PRECISION NOT NULL, last_cross_entropy_sum DOUBLE PRECISION NOT NULL)"
+)
+"""What new buckets add to their models' rows: the sums to add to the totals and the newest bucket, one row per
+model that has any (a temp table: one UPDATE from it, not one per model)."""
+
+ADD_HISTORY = (
+    "UPDATE models SET total_weight = models.total_weight + a.total_weight,"
+    " total_label_sum = models.total_label_sum + a.total_label_sum,"
+    " total_prediction_sum = models.total_prediction_sum + a.total_prediction_sum,"
+    " total_cross_entropy_sum = models.total_cross_entropy_sum + a.total_cross_entropy_sum,"
+    " last_bucket_start = a.last_bucket_start, last_weight = a.last_weight, last_label_sum = a.last_label_sum,"
+    " last_prediction_sum = a.last_prediction_sum, last_cross_entropy_sum = a.last_cross_entropy_sum"
+    " FROM added_history AS a WHERE models.key = a.model_key"
+)
+
+
+def _added_history(
+    keys: np.ndarray, starts: np.ndarray, bounds: np.ndarray, sums: list[np.ndarray]
+) -> Columns:
+    """ADDED_HISTORY's rows for a batch of models' buckets (ordered by model and start)."""
+    some = np.diff(bounds) > 0
+    first, last = bounds[:-1][some], bounds[1:][some] - 1
+    return [
+        keys[first],
+        *(np.add.reduceat(column, first) if len(first) else column[first] for column in sums),
+        starts[last],
+        *(column[last] for column in sums),
+    ]
+
+
+def _day_counts(keys: np.ndarray, starts: np.ndarray, health: np.ndarray) -> Columns:
+    """(model_key, day, good, bad, no_data) of buckets ordered by model and start: a row per model and day."""
+    days = starts // DAY_SECONDS
+    first = np.flatnonzero(
+        np.concatenate(([True], (keys[1:] != keys[:-1]) | (days[1:] != days[:-1])))
+    )
+    if not len(first):
+        return [np.empty(0, np.int64)] * 5
+    return [
+        keys[first],
+        days[first],
+        *(
+            np.add.reduceat((health == code).astype(np.int64), first)
+            for code in (STABLE, UNSTABLE, NO_DATA)
+        ),
+    ]
+
+
+_ADD_DAY = (
+    "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
+    " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"
+    " no_data = health_days.no_data + excluded.no_data"
+)
+
+
 def count_days(conn: Any, rows: list[tuple]) -> None:
     """Add newly inserted bucket rows (model_key, start, …, health) to the per-day health counts."""
     conn.executemany(
-        "INSERT INTO health_days VALUES (?, ?, ?, ?, ?) ON CONFLICT (model_key, day) DO UPDATE SET"
-        " good = health_days.good + excluded.good, bad = health_days.bad + excluded.bad,"
-        " no_data = health_days.no_data + excluded.no_data",
+        _ADD_DAY,
         (
             (
                 row[0],
@@ -157,6 +219,12 @@ def count_days(conn: Any, rows: list[tuple]) -> None:
             for row in rows
         ),
     )
+
+
+def add_day_counts(conn: Any, days: Iterable[Columns]) -> None:
+    """Add per-day health counts (model_key, day, good, bad, no_data) to the ones kept."""
+    for batch in days:
+        conn.executemany(_ADD_DAY, zip(*(column.tolist() for column in batch), strict=True))
 
 
 def add_task_totals(conn: Any, rows: Iterable[Sequence]) -> None:
