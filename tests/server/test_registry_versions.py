@@ -30,14 +30,15 @@ def as_before_version_8(store: Store) -> None:
     """The database as fleetdesk left it at schema version 7, with one type record in its fleet config
     (the tables of 8 and of every later migration dropped: migrating again creates them)."""
     with store.write() as conn:
-        # 10's counting triggers, and the indexes it replaced.
+        # 10's counting triggers (15's on PostgreSQL), and the indexes it replaced.
+        for trigger in ("insert", "delete", "update"):
+            conn.execute(
+                f"DROP TRIGGER model_counts_{trigger} ON models"
+                if conn.dialect.postgres
+                else f"DROP TRIGGER model_counts_{trigger}"
+            )
         if conn.dialect.postgres:
-            conn.execute("DROP TRIGGER model_counts_insert_delete ON models")
-            conn.execute("DROP TRIGGER model_counts_update ON models")
             conn.execute("DROP FUNCTION model_counts_follow()")
-        else:
-            for trigger in ("insert", "delete", "update"):
-                conn.execute(f"DROP TRIGGER model_counts_{trigger}")
         conn.execute("CREATE INDEX models_health_tier ON models (health, tier)")
         conn.execute("CREATE INDEX models_attention ON models (attention)")
         conn.execute("DELETE FROM meta WHERE key = 'ingest_log_forgotten'")  # 11's
@@ -77,7 +78,7 @@ def test_migration_8_records_the_registry_as_it_stands_as_version_0(
     store.close()
 
     store = Store(where)
-    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 14
+    assert store.migrate() == 7 and store.schema_version() == SCHEMA_VERSION == 15
     with store.read() as conn:
         seeded = registry_log.latest_version(conn)
         assert seeded is not None and seeded.version == 0 and seeded.at == fleet.timeline.end

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -159,8 +160,8 @@ _SUMS = st.tuples(
 @given(
     sums=st.lists(_SUMS, min_size=1, max_size=40),
     bands=st.tuples(
-        st.floats(min_value=0.5, max_value=1.0),
-        st.floats(min_value=1.0, max_value=1.5),
+        st.floats(min_value=0.5, max_value=0.99),
+        st.floats(min_value=1.01, max_value=1.5),
         st.floats(min_value=0.5, max_value=1.2),
         st.sampled_from([0.0, 100.0]),
     ),
@@ -291,4 +292,41 @@ def test_migration_2_backfills_day_counts_from_existing_buckets(
     assert store.migrate() == 1
     rows = sorted(tuple(row) for row in store.connection().execute("SELECT * FROM health_days"))
     assert rows == [(1, 20_000, 1, 1, 0), (1, 20_001, 0, 0, 1), (2, 20_000, 1, 0, 0)]
+    store.close()
+
+
+def test_the_summary_counts_follow_every_kind_of_change_to_the_models(
+    new_database: Callable[[], Path | str],
+) -> None:
+    """model_counts (the fleet summary) is kept by triggers: a row at a time on SQLite, a statement at a time
+    on PostgreSQL. Whatever a statement does (many models at once, one, none of the counted columns, some
+    models twice in one transaction, a delete), the counts stay those of the models."""
+    store = Store(new_database())
+    store.migrate()
+    store.seed(load_fleet("small", end_at=NOW))
+
+    def counts() -> tuple[list[tuple], list[tuple]]:
+        conn = store.connection()
+        kept = conn.execute(
+            "SELECT health, tier, attention, n FROM model_counts WHERE n > 0 ORDER BY 1, 2, 3"
+        ).fetchall()
+        actual = conn.execute(
+            "SELECT health, tier, attention, count(*) FROM models GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        ).fetchall()
+        return [tuple(row) for row in kept], [tuple(row) for row in actual]
+
+    seeded, actual = counts()
+    assert seeded == actual and sum(row[3] for row in seeded) == 21
+    with store.write() as conn:
+        conn.execute("UPDATE models SET health = 'stable', attention = 'ok' WHERE key <= 10")
+        conn.execute("UPDATE models SET health = 'unstable' WHERE key BETWEEN 6 AND 14")
+        conn.execute("UPDATE models SET attention = 'page', tier = 'TIER0' WHERE key = 5")
+        conn.execute("UPDATE models SET total_weight = total_weight + 1")  # no counted column
+        conn.execute("UPDATE models SET health = 'no_data' WHERE key < 0")  # no model
+    kept, actual = counts()
+    assert kept == actual and kept != seeded and sum(row[3] for row in kept) == 21
+    with store.write() as conn:
+        conn.execute("DELETE FROM models WHERE key > 18")
+    kept, actual = counts()
+    assert kept == actual and sum(row[3] for row in kept) == 18
     store.close()

@@ -30,6 +30,7 @@ from fleetdesk.server.store.fleet_config import FleetConfig
 from fleetdesk.server.store.seeding import (
     ADD_HISTORY,
     ADDED_HISTORY,
+    TASK_BUCKET_COLUMNS,
     BucketRows,
     Columns,
     SeedProgress,
@@ -163,17 +164,21 @@ class Store:
         raise NotImplementedError
 
     def insert_rows(
-        self, conn: Connection, table: str, columns: int, rows: Iterable[Sequence[Any]]
+        self, conn: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
     ) -> None:
-        """Append many whole rows to a table in the current transaction."""
-        conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * columns)})", rows)
+        """Append many rows (values for these columns) to a table in the current transaction."""
+        conn.executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            rows,
+        )
 
     def insert_columns(self, conn: Connection, table: str, batches: Iterable[Columns]) -> None:
         """Append batches of numeric rows, an array per column, to a table in the current transaction
         (seeding writes tens of millions)."""
         for batch in batches:
-            self.insert_rows(
-                conn, table, len(batch), zip(*(column.tolist() for column in batch), strict=True)
+            conn.executemany(
+                f"INSERT INTO {table} VALUES ({', '.join('?' * len(batch))})",
+                zip(*(column.tolist() for column in batch), strict=True),
             )
 
     @contextmanager
@@ -228,13 +233,14 @@ class Store:
                 "INSERT INTO meta (key, value) VALUES ('history_end', ?)",
                 (iso(fleet.timeline.end),),
             )
-            registry_log.insert_models(conn, model_rows)
+            # A statement for all, not one per model (on PostgreSQL each runs the summary counts' trigger).
+            self.insert_rows(conn, "models", registry_log.MODEL_COLUMNS, model_rows)
             registry_log.record_seed(
                 conn, fleet.timeline.end, fleet.registry.models.values(), file.types
             )
             with self.bulk_loading(conn, _HISTORY_TABLES):
                 self.insert_columns(conn, "buckets", buckets.batches())
-                self.insert_rows(conn, "task_buckets", 8, buckets.task_rows)
+                self.insert_rows(conn, "task_buckets", TASK_BUCKET_COLUMNS, buckets.task_rows)
                 self.insert_columns(conn, "health_days", buckets.days)
             add_task_totals(conn, buckets.task_rows)  # an upsert: after the keys are back
             self._add_history(conn, buckets)
@@ -267,7 +273,7 @@ class Store:
         buckets = BucketRows(fleet, self.fleet_config(), self.model_keys(), timeline, progress)
         with self.write() as conn:
             self.insert_columns(conn, "buckets", buckets.batches())
-            self.insert_rows(conn, "task_buckets", 8, buckets.task_rows)
+            self.insert_rows(conn, "task_buckets", TASK_BUCKET_COLUMNS, buckets.task_rows)
             add_task_totals(conn, buckets.task_rows)
             add_day_counts(conn, buckets.days)
             self._add_history(conn, buckets)

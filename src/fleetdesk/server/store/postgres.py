@@ -376,11 +376,12 @@ class PostgresStore(Store):
                 conn.raw.close()
 
     def insert_rows(
-        self, conn: Any, table: str, columns: int, rows: Iterable[Sequence[Any]]
+        self, conn: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
     ) -> None:
-        # COPY, each value packed by its column's type: the rows of multi-task models' tasks.
-        types = self._column_types(conn, table)
-        with conn.raw.cursor().copy(f"COPY {table} FROM STDIN (FORMAT BINARY)") as copy:
+        # COPY, each value packed by its column's type: a seed's models and its multi-task models' tasks.
+        types = self._column_types(conn, table, columns)
+        statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+        with conn.raw.cursor().copy(statement) as copy:
             copy.set_types(types)
             for row in rows:
                 copy.write_row(row)
@@ -414,15 +415,16 @@ class PostgresStore(Store):
             copy.write(_COPY_TRAILER)
 
     @staticmethod
-    def _column_types(conn: Any, table: str) -> list[str]:
-        return [
-            row[0]
-            for row in conn.execute(
-                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+    def _column_types(conn: Any, table: str, columns: Sequence[str] | None = None) -> list[str]:
+        """The types of these columns of the table (all of them, in order, for None)."""
+        types = dict(
+            conn.execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
                 " WHERE attrelid = ?::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
                 (table,),
-            )
-        ]
+            ).fetchall()
+        )
+        return list(types.values()) if columns is None else [types[name] for name in columns]
 
     @contextmanager
     def bulk_loading(self, conn: Any, tables: Sequence[str]) -> Iterator[None]:

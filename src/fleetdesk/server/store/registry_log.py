@@ -50,7 +50,7 @@ _RECORD_COLUMNS = (
     "record",
 )
 """The ``models`` columns that follow the registry record (the rest is the key and the live state)."""
-_MODEL_COLUMNS = (
+MODEL_COLUMNS = (
     "id",
     "key",
     *_RECORD_COLUMNS,
@@ -69,7 +69,7 @@ class RegistryVersion:
 
 
 def model_row(model: Model, key: int, vocabulary: Vocabulary) -> tuple[Any, ...]:
-    """The ``models`` row of a new model (``_MODEL_COLUMNS``): its registry columns and a fresh live state."""
+    """The ``models`` row of a new model (``MODEL_COLUMNS``): its registry columns and a fresh live state."""
     return (
         model.id,
         key,
@@ -98,7 +98,7 @@ def _record_values(model: Model, vocabulary: Vocabulary) -> tuple[Any, ...]:
 
 def insert_models(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
     conn.executemany(
-        f"INSERT INTO models ({', '.join(_MODEL_COLUMNS)}) VALUES ({', '.join('?' * len(_MODEL_COLUMNS))})",
+        f"INSERT INTO models ({', '.join(MODEL_COLUMNS)}) VALUES ({', '.join('?' * len(MODEL_COLUMNS))})",
         rows,
     )
 

@@ -36,6 +36,18 @@ NEWEST_BUCKET = (
 SeedProgress = Callable[[int, int, int], None]
 """Called as buckets are written, after each batch of models: (models done, models in all, buckets so far)."""
 
+TASK_BUCKET_COLUMNS = (
+    "model_key",
+    "task",
+    "start",
+    "weight",
+    "label_sum",
+    "prediction_sum",
+    "cross_entropy_sum",
+    "health",
+)
+"""task_buckets' columns, in the order of BucketRows.task_rows."""
+
 BATCH_MODELS = 256
 """Models generated and scored together: ~200,000 buckets a batch, a few tens of MB of columns."""
 
