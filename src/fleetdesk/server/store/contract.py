@@ -235,8 +235,12 @@ class Store:
             )
             # A statement for all, not one per model (on PostgreSQL each runs the summary counts' trigger).
             self.insert_rows(conn, "models", registry_log.MODEL_COLUMNS, model_rows)
-            registry_log.record_seed(
-                conn, fleet.timeline.end, fleet.registry.models.values(), file.types
+            registry_log.record_seed(conn, fleet.timeline.end, file.types)
+            self.insert_rows(
+                conn,
+                "model_versions",
+                registry_log.MODEL_VERSION_COLUMNS,
+                registry_log.seeded_models(fleet.registry.models.values()),
             )
             with self.bulk_loading(conn, _HISTORY_TABLES):
                 self.insert_columns(conn, "buckets", buckets.batches())

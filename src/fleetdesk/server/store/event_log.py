@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleetdesk.server.store.contract import Connection, Row
+from fleetdesk.server.store.values import json_records
 
 
 def append(conn: Connection, kind: str, at: str, model_id: str | None, payload: str) -> int:
@@ -19,13 +20,14 @@ def append(conn: Connection, kind: str, at: str, model_id: str | None, payload: 
 def append_many(conn: Connection, events: Sequence[tuple[str, str, str | None, str]]) -> None:
     """Add events (type, at, model id, payload) in this order in the current transaction."""
     if conn.dialect.postgres and events:
-        # One statement, each column bound as an array: a first start at 50,000 models records 50,000 events,
-        # and one INSERT each was 9 s of it on PostgreSQL. Ids follow the arrays' order.
+        # One statement, the events bound as one JSON array: a first start at 50,000 models records 50,000
+        # events, and one INSERT each was 9 s of it on PostgreSQL. Ids follow the array's order.
         conn.execute(
-            "INSERT INTO events (type, at, model_id, payload) SELECT type, at, model_id, payload"
-            " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY"
-            " AS e (type, at, model_id, payload, position) ORDER BY position",
-            [list(column) for column in zip(*events, strict=True)],
+            "INSERT INTO events (type, at, model_id, payload) SELECT e.type, e.at, e.model_id, e.payload"
+            " FROM json_array_elements(?::json) WITH ORDINALITY AS a (event, position),"
+            " json_to_record(a.event) AS e (type text, at text, model_id text, payload text)"
+            " ORDER BY a.position",
+            (json_records(("type", "at", "model_id", "payload"), events),),
         )
         return
     conn.executemany("INSERT INTO events (type, at, model_id, payload) VALUES (?, ?, ?, ?)", events)

@@ -10,7 +10,7 @@ model (and type), its newest row at or before it. The current type records also 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -68,6 +68,11 @@ class RegistryVersion:
     reason: str
 
 
+def seeded_models(models: Iterable[Model]) -> Iterator[tuple[str, int, str, str]]:
+    """The model_versions rows (MODEL_VERSION_COLUMNS) of version 0: every model as seeded."""
+    return ((model.id, 0, "create", model.model_dump_json()) for model in models)
+
+
 def model_row(model: Model, key: int, vocabulary: Vocabulary) -> tuple[Any, ...]:
     """The ``models`` row of a new model (``MODEL_COLUMNS``): its registry columns and a fresh live state."""
     return (
@@ -103,20 +108,14 @@ def insert_models(conn: Connection, rows: Iterable[Sequence[Any]]) -> None:
     )
 
 
-def record_seed(
-    conn: Connection,
-    at: datetime,
-    models: Iterable[Model],
-    types: Mapping[str, ModelTypeRecord],
-) -> None:
-    """Version 0: the registry as seeded."""
+MODEL_VERSION_COLUMNS = ("model_id", "version", "kind", "record")
+
+
+def record_seed(conn: Connection, at: datetime, types: Mapping[str, ModelTypeRecord]) -> None:
+    """Version 0: the registry as seeded (its models' records: ``seeded_models``)."""
     conn.execute(
         "INSERT INTO registry_versions (version, at, actor, reason) VALUES (0, ?, ?, ?)",
         (iso(at), SEED_ACTOR, SEED_REASON),
-    )
-    conn.executemany(
-        "INSERT INTO model_versions (model_id, version, kind, record) VALUES (?, 0, 'create', ?)",
-        ((model.id, model.model_dump_json()) for model in models),
     )
     conn.executemany(
         "INSERT INTO type_versions (type, version, record) VALUES (?, 0, ?)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -100,6 +101,25 @@ def bucket_healths(
         & (ne <= bands.ne_max)
     )
     return np.where(judged, np.where(inside, STABLE, UNSTABLE), NO_DATA)
+
+
+def json_records(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """Rows as a JSON array of objects keyed by these names: many rows bound as one value, for PostgreSQL's
+    json_to_recordset (a statement for them all). JSON has no infinities: those go as the text PostgreSQL
+    reads them from ("Infinity", as a burn rate over a spent budget can be)."""
+    return json.dumps(
+        [
+            {name: _json_value(value) for name, value in zip(names, row, strict=True)}
+            for row in rows
+        ],
+        allow_nan=False,
+    )
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
 
 
 def live_state(row: Any) -> LiveState:
