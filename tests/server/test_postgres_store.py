@@ -276,8 +276,10 @@ def test_a_seeded_history_is_all_visible_so_slo_passes_never_read_its_heap(url: 
     store.migrate()
     store.seed(load_fleet("small", end_at=NOW))
     for table in ("buckets", "health_days"):
-        pages, visible = store.connection().execute(
-            "SELECT relpages, relallvisible FROM pg_class WHERE relname = ?", (table,)
-        ).fetchone()
+        pages, visible = (
+            store.connection()
+            .execute("SELECT relpages, relallvisible FROM pg_class WHERE relname = ?", (table,))
+            .fetchone()
+        )
         assert pages > 0 and visible == pages, table
     store.close()

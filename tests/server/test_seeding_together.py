@@ -81,10 +81,12 @@ def test_opening_a_new_database_says_what_it_seeds(new_database: Callable[[], Pa
     )
     try:
         models = len(backend.registry)
-        assert len(said) == 1
+        assert len(said) == 2
         assert said[0].startswith(
             f"{backend.store.where} is new: seeding it from small ({models:,} models,"
         )
+        buckets = backend.store.connection().execute("SELECT count(*) FROM buckets").fetchone()[0]
+        assert said[1].startswith(f"seeded it: {buckets:,} buckets in ") and said[1].endswith(" s")
         assert progress[-1] == (models, models)
     finally:
         backend.close()
