@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import random
 import shutil
 import statistics
@@ -112,6 +113,8 @@ def seeded(
             db: Path | str = folder / f"fleet{size}.sqlite"
             if store == "postgresql":
                 db = request.getfixturevalue("postgres").fresh_database()
+            os.sync()
+            disk_quiet()  # the seed before (the other store's, of this size) written out first
             began = time.perf_counter()
             said: dict[str, float] = {}
             backend = Backend.open(
