@@ -204,3 +204,18 @@ def test_a_drill_sends_a_multi_task_models_buckets_with_every_task(tmp_path: Pat
     assert [bucket.task for bucket in sent] == ["clicks", "comments", "follows"]
     others = [bucket for bucket in plan.ticks[0].buckets if bucket.model_id != MULTI_TASK]
     assert others and all(bucket.task is None for bucket in others)
+
+
+def test_a_batch_whose_every_bucket_a_feed_stop_removed_counts_no_days() -> None:
+    """Continuing a history through a feed stop that covers every model of a batch leaves it no buckets: the
+    batch then has no per-day counts and nothing to add to its models, rather than failing."""
+    import numpy as np
+
+    from fleetdesk.server.store.seeding import _added_history, _day_counts
+
+    none = np.empty(0, np.int64)
+    sums = [np.empty(0, np.float64)] * 4
+    assert [len(column) for column in _day_counts(none, none, none)] == [0] * 5
+    assert [len(column) for column in _added_history(none, none, np.zeros(3, np.int64), sums)] == [
+        0
+    ] * 10

@@ -65,9 +65,8 @@ thread for the ~15 minutes the kernel retransmits for. A URL's own values win (?
 
 _BINARY = {"integer": ">i4", "bigint": ">i8", "double precision": ">f8"}
 """How COPY's binary format writes a value of each column type a numeric table has (insert_columns)."""
-_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(
-    8
-)  # the binary format's header: no flags, no extension
+# The binary format's header (its signature, no flags, no extension) and trailer.
+_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
 _COPY_TRAILER = b"\xff\xff"
 
 

@@ -193,12 +193,12 @@ def _added_history(
 
 def _day_counts(keys: np.ndarray, starts: np.ndarray, health: np.ndarray) -> Columns:
     """(model_key, day, good, bad, no_data) of buckets ordered by model and start: a row per model and day."""
+    if not len(keys):  # every bucket of the batch's models stopped (a feed stop over all of it)
+        return [np.empty(0, np.int64)] * 5
     days = starts // DAY_SECONDS
     first = np.flatnonzero(
         np.concatenate(([True], (keys[1:] != keys[:-1]) | (days[1:] != days[:-1])))
     )
-    if not len(first):
-        return [np.empty(0, np.int64)] * 5
     return [
         keys[first],
         days[first],
